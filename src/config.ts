@@ -1,0 +1,38 @@
+import path from 'node:path'
+
+/** Every setting Mailroom reads, resolved once from the environment (see README, Configuration). */
+export interface Config {
+  port: number
+  host: string
+  /** Unset: an embedded PostgreSQL runs under `dataDir`. */
+  databaseUrl: string | undefined
+  dataDir: string
+  /** Unset with the embedded database: generated once and kept in `dataDir`. */
+  secret: string | undefined
+  allowPrivateSmtpHosts: boolean
+  logLevel: string
+  bodyLimitBytes: number
+}
+
+const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on'])
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integerSetting(env, 'PORT', 3000),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.MAILROOM_DATA_DIR || '.mailroom'),
+    secret: env.MAILROOM_SECRET || undefined,
+    allowPrivateSmtpHosts: TRUE_WORDS.has((env.MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS ?? '').toLowerCase()),
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimitBytes: integerSetting(env, 'MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024),
+  }
+}
+
+function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`)
+  return value
+}

