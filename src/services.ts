@@ -3,6 +3,7 @@ import { openEmbeddedDatabase } from './db/embedded.ts'
 import { migrate } from './db/migrate.ts'
 import { connect, type Sql } from './db/sql.ts'
 import { createLogger, type Logger } from './log.ts'
+import { TransportPool } from './sending/transports.ts'
 
 /** What every part of Mailroom (API, worker, operator command) runs on. */
 export interface Services {
@@ -13,6 +14,10 @@ export interface Services {
   databaseUrl: string
   /** MAILROOM_SECRET, the key material for SMTP passwords at rest. */
   secret: string
+  /** This process's SMTP transports, one pool per connection, shared by every send path. */
+  transports: TransportPool
+  /** Migrations this process applied on opening (empty when the schema was current). */
+  appliedMigrations: string[]
   close(): Promise<void>
 }
 
@@ -41,21 +46,26 @@ export async function openServices(config: Config, log: Logger = createLogger(co
     throw new Error(`MAILROOM_SECRET must be at least ${MIN_SECRET_LENGTH} characters long`)
   }
   const sql = connect(databaseUrl)
+  let applied: string[]
   try {
-    const applied = await migrate(sql)
+    applied = await migrate(sql)
     if (applied.length) log.info({ applied }, 'database migrations applied')
   } catch (error) {
     await sql.end()
     await stopDatabase()
     throw error
   }
+  const transports = new TransportPool(secret, config.allowPrivateSmtpHosts)
   return {
     config,
     log,
     sql,
     databaseUrl,
     secret,
+    transports,
+    appliedMigrations: applied,
     async close() {
+      await transports.close()
       await sql.end({ timeout: 5 })
       await stopDatabase()
     },

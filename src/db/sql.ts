@@ -1,13 +1,13 @@
 import postgres from 'postgres'
 
 export type Sql = postgres.Sql
-export type TransactionSql = postgres.TransactionSql
+/** A pool or an open transaction: what a function needs that only runs queries. */
+export type Db = postgres.Sql | postgres.TransactionSql
 
 export function connect(url: string, max = 10): Sql {
   return postgres(url, {
     max,
     onnotice: () => {},
-    // Timestamps leave the database already formatted where the API needs text; the rest are Dates.
     connection: { application_name: 'mailroom', TimeZone: 'UTC' },
   })
 }

@@ -1,3 +1,8 @@
+-- The shape every API timestamp has (`YYYY-MM-DD HH:MM:SS`, UTC), in one place.
+create function api_timestamp(t timestamptz) returns text
+  language sql immutable parallel safe
+  as $$ select to_char(t at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS') $$;
+
 create table accounts (
   id integer generated always as identity primary key,
   email text not null,
@@ -39,6 +44,9 @@ create table api_keys (
   -- The visible start of the secret, so an operator can tell keys apart; never enough to use.
   prefix text not null,
   secret_sha256 bytea not null unique,
+  -- A scoped key whose connection is deleted keeps `scoped` and loses `connection_id`: it then
+  -- authenticates nobody, which is what the specification asks of it.
+  scoped boolean not null default false,
   connection_id integer references connections (id) on delete set null,
   expires_at timestamptz,
   revoked_at timestamptz,

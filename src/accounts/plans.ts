@@ -1,0 +1,32 @@
+export const PLANS = ['free', 'pro'] as const
+export type Plan = (typeof PLANS)[number]
+
+export interface PlanLimits {
+  connections: number
+  apiKeys: number
+  templates: number
+  /** Emails a day across the account, reset at 00:00 UTC. */
+  dailyEmails: number
+  features: { asyncSending: boolean; batches: boolean; audiences: boolean }
+}
+
+export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
+  free: {
+    connections: 1,
+    apiKeys: 1,
+    templates: 3,
+    dailyEmails: 100,
+    features: { asyncSending: false, batches: false, audiences: false },
+  },
+  pro: {
+    connections: Number.POSITIVE_INFINITY,
+    apiKeys: Number.POSITIVE_INFINITY,
+    templates: Number.POSITIVE_INFINITY,
+    dailyEmails: Number.POSITIVE_INFINITY,
+    features: { asyncSending: true, batches: true, audiences: true },
+  },
+}
+
+export function isPlan(value: string): value is Plan {
+  return (PLANS as readonly string[]).includes(value)
+}

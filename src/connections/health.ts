@@ -1,0 +1,34 @@
+import type { Db } from '../db/sql.ts'
+
+/** Consecutive provider failures that pause a connection. */
+export const FAILURES_BEFORE_PAUSE = 5
+const FIRST_PAUSE_MINUTES = 15
+const LONGEST_PAUSE_MINUTES = 24 * 60
+
+/** A delivered message clears the connection's failure count and its pause history. */
+export async function recordDeliverySuccess(sql: Db, connectionId: number): Promise<void> {
+  await sql`
+    update connections set consecutive_failures = 0, pause_streak = 0
+    where id = ${connectionId} and (consecutive_failures <> 0 or pause_streak <> 0)`
+}
+
+/**
+ * Counts a provider failure (push-back, refused login, unreachable server). The fifth in a row
+ * pauses the connection for 15 minutes, doubling with each pause in a streak up to 24 hours;
+ * the connection resumes by itself when the pause runs out.
+ */
+export async function recordProviderFailure(sql: Db, connectionId: number): Promise<{ paused: boolean }> {
+  const [row] = await sql<{ paused: boolean }[]>`
+    update connections set
+      consecutive_failures = case when consecutive_failures + 1 >= ${FAILURES_BEFORE_PAUSE} then 0
+                                  else consecutive_failures + 1 end,
+      paused_until = case when consecutive_failures + 1 >= ${FAILURES_BEFORE_PAUSE}
+                          then now() + make_interval(mins => least(${FIRST_PAUSE_MINUTES} * power(2, least(pause_streak, 10))::int,
+                                                                   ${LONGEST_PAUSE_MINUTES}))
+                          else paused_until end,
+      pause_streak = case when consecutive_failures + 1 >= ${FAILURES_BEFORE_PAUSE} then pause_streak + 1
+                          else pause_streak end
+    where id = ${connectionId}
+    returning coalesce(paused_until > now(), false) as paused`
+  return { paused: row?.paused ?? false }
+}

@@ -1,0 +1,225 @@
+import nodemailer, { type SMTPPoolOptions, type SMTPTransportOptions } from 'nodemailer'
+import { type ResolvedSmtpHost, resolveSmtpHost, SmtpHostError } from './smtp-host.ts'
+
+export type SmtpPort = 465 | 587 | 2525
+
+export type SmtpLogin = { host: string; port: SmtpPort; username: string; password: string }
+
+/**
+ * How a failed SMTP attempt counts: `pushback` is the provider asking us to slow down or wait
+ * (retry later, 429 on /send); `rejected` is a refusal of this message or login; `unreachable`
+ * means no usable (TLS-protected) session with the server could be had.
+ */
+export type SmtpErrorClass = 'pushback' | 'rejected' | 'unreachable'
+
+export type SmtpLoginFailure = 'auth' | 'tls' | SmtpErrorClass
+
+/** A login that could not be verified; `message` is one line with the server's reason. */
+export class SmtpLoginError extends Error {
+  override name = 'SmtpLoginError'
+  constructor(
+    readonly failure: SmtpLoginFailure,
+    /** The server's reply or the connection problem, without the "SMTP login failed" prefix. */
+    readonly reason: string,
+    readonly responseCode: number | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(`SMTP login failed: ${reason}`, options)
+  }
+}
+
+const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
+// maxRequeues stays at nodemailer's default: the pool only requeues a message none of whose bytes
+// were sent (e.g. a 421 on a reused connection), and without it such a 421 is reported as a bare
+// "connection closed" instead of the server's reply.
+const POOL = { maxConnections: 2, maxMessages: 100 }
+
+export function smtpTransportOptions(
+  login: SmtpLogin,
+  resolved: ResolvedSmtpHost,
+  opts: { pool: true },
+): SMTPPoolOptions & { pool: true }
+export function smtpTransportOptions(
+  login: SmtpLogin,
+  resolved: ResolvedSmtpHost,
+  opts?: { pool?: false },
+): SMTPTransportOptions
+export function smtpTransportOptions(
+  login: SmtpLogin,
+  resolved: ResolvedSmtpHost,
+  opts?: { pool?: boolean },
+): SMTPTransportOptions | (SMTPPoolOptions & { pool: true })
+/**
+ * nodemailer options for one login. The socket goes to the address `resolveSmtpHost` checked,
+ * while the certificate is verified against the host name the owner gave (`servername`), or
+ * against the IP itself when they gave an IP: Node checks `servername`, else `host`.
+ */
+export function smtpTransportOptions(
+  login: SmtpLogin,
+  resolved: ResolvedSmtpHost,
+  opts: { pool?: boolean } = {},
+): SMTPTransportOptions | (SMTPPoolOptions & { pool: true }) {
+  const base: SMTPTransportOptions = {
+    host: resolved.address,
+    port: login.port,
+    secure: login.port === 465,
+    // Without requireTLS nodemailer would carry on in clear text when STARTTLS is not offered.
+    requireTLS: login.port !== 465,
+    tls: {
+      ...(resolved.servername === undefined ? {} : { servername: resolved.servername }),
+      rejectUnauthorized: true,
+      minVersion: 'TLSv1.2',
+    },
+    auth: { user: login.username, pass: login.password },
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    ...TIMEOUTS,
+    logger: false,
+  }
+  return opts.pool ? { ...base, pool: true, ...POOL } : base
+}
+
+/**
+ * Opens one session with the login (TLS, then AUTH) and closes it. Throws `SmtpHostError` when
+ * the host is refused before any connection is tried, `SmtpLoginError` when the server is.
+ */
+export async function verifySmtpLogin(login: SmtpLogin, allowPrivate: boolean): Promise<void> {
+  const resolved = await resolveSmtpHost(login.host, allowPrivate)
+  const transport = nodemailer.createTransport(smtpTransportOptions(login, resolved))
+  try {
+    await transport.verify()
+  } catch (error) {
+    const failure: SmtpLoginFailure = isAuthFailure(error)
+      ? 'auth'
+      : isTlsFailure(error)
+        ? 'tls'
+        : classifySmtpError(error)
+    throw new SmtpLoginError(
+      failure,
+      withoutSecret(smtpReason(error), login.password),
+      responseCodeOf(error),
+      {
+        cause: error,
+      },
+    )
+  } finally {
+    transport.close()
+  }
+}
+
+type ErrorLike = {
+  code?: unknown
+  originalCode?: unknown
+  response?: unknown
+  responseCode?: unknown
+  message?: unknown
+}
+
+function fields(error: unknown): ErrorLike {
+  return typeof error === 'object' && error !== null ? (error as ErrorLike) : {}
+}
+
+function codesOf(error: unknown): string[] {
+  const { code, originalCode } = fields(error)
+  return [code, originalCode].filter((c): c is string => typeof c === 'string')
+}
+
+function responseOf(error: unknown): string | undefined {
+  const { response } = fields(error)
+  return typeof response === 'string' && response.trim() ? response : undefined
+}
+
+function responseCodeOf(error: unknown): number | undefined {
+  const { responseCode } = fields(error)
+  if (typeof responseCode === 'number' && responseCode >= 200 && responseCode < 600) return responseCode
+  const match = /^([2-5]\d\d)(?:[ -]|$)/.exec(responseOf(error) ?? '')
+  return match ? Number(match[1]) : undefined
+}
+
+/** The enhanced status code (RFC 3463) of the reply, e.g. `5.4.5`. */
+function enhancedCodeOf(response: string): string | undefined {
+  return /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1]
+}
+
+const PUSHBACK_CODES = new Set([421, 450, 451, 452, 454])
+// Providers report an exhausted sending quota as a permanent reply although it clears by itself.
+const QUOTA_TEXT = /quota ?exceeded|sending quota|throttling failure/i
+
+function isPushbackReply(code: number, response: string): boolean {
+  if (PUSHBACK_CODES.has(code)) return true
+  const enhanced = enhancedCodeOf(response) ?? ''
+  if (code >= 400 && code < 500) return enhanced.startsWith('4.7.') || /too many/i.test(response)
+  if (code >= 500) return enhanced === '5.4.5' || QUOTA_TEXT.test(response)
+  return false
+}
+
+const TLS_CODE = /^(ETLS$|EPROTO$|ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_)/
+const UNREACHABLE_CODES = new Set([
+  'ECONNECTION',
+  'ETIMEDOUT',
+  'ESOCKET',
+  'EDNS',
+  'EPROXY',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+])
+
+function isTlsFailure(error: unknown): boolean {
+  return codesOf(error).some((c) => TLS_CODE.test(c))
+}
+
+/** Authentication refused or impossible; counts toward pausing the connection. */
+export function isAuthFailure(error: unknown): boolean {
+  const codes = codesOf(error)
+  if (codes.includes('EAUTH') || codes.includes('ENOAUTH')) return true
+  const code = responseCodeOf(error)
+  return code === 530 || code === 534 || code === 535
+}
+
+export function classifySmtpError(error: unknown): SmtpErrorClass {
+  if (error instanceof SmtpHostError) return 'unreachable'
+  // A failed TLS session is never "the server refused the message", whatever it replied.
+  if (isTlsFailure(error)) return 'unreachable'
+  const code = responseCodeOf(error)
+  if (code !== undefined && code >= 400) {
+    return isPushbackReply(code, responseOf(error) ?? '') ? 'pushback' : 'rejected'
+  }
+  if (codesOf(error).some((c) => UNREACHABLE_CODES.has(c))) return 'unreachable'
+  return 'rejected'
+}
+
+const MAX_REASON = 500
+
+/** The server's reply on one line (e.g. `550 5.1.1 User unknown`), or what kept us from one. */
+export function smtpReason(error: unknown): string {
+  const response = responseOf(error)
+  let reason: string
+  if (response) {
+    const [first = '', ...rest] = response.split(/\r?\n/).filter((line) => line.trim())
+    // Continuation lines repeat the code and enhanced code; keep only their text.
+    const tail = rest.map((line) => line.replace(/^\d{3}[ -](?:\d\.\d{1,3}\.\d{1,3} )?/, ''))
+    reason = [first.replace(/^(\d{3})-/, '$1 '), ...tail].join(' ')
+    if (codesOf(error).includes('ETLS')) reason = `STARTTLS refused: ${reason}`
+  } else {
+    const { message } = fields(error)
+    reason = typeof message === 'string' && message ? message : String(error)
+    if (isTlsFailure(error)) {
+      // Node lists every name in the certificate, which says nothing more than "not this one".
+      reason = reason
+        .replace(/^Error initiating TLS - /, '')
+        .replace(/( is not in the cert's (?:altnames|list)):.*$/s, '$1')
+      reason = `TLS failed: ${reason}`
+    }
+  }
+  reason = reason.replace(/\s+/g, ' ').trim()
+  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON)}…` : reason
+}
+
+function withoutSecret(text: string, secret: string): string {
+  return secret ? text.split(secret).join('[redacted]') : text
+}

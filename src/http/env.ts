@@ -1,0 +1,6 @@
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Caller } from '../keys/keys.ts'
+import type { Services } from '../services.ts'
+
+export type AppEnv = { Variables: { caller: Caller; services: Services } }
+export type Api = OpenAPIHono<AppEnv>

@@ -1,0 +1,44 @@
+import type { SendingConnection } from '../connections/selection.ts'
+import type { Db } from '../db/sql.ts'
+import { standardError } from '../errors.ts'
+import { retryAfterHeader } from './retry-after.ts'
+
+/** The bucket holds at most this many tokens, so a burst never exceeds ten messages. */
+export const MAX_BURST = 10
+
+export function bucketCapacity(rate: number): number {
+  return Math.min(rate, MAX_BURST)
+}
+
+/**
+ * Takes one token from the connection's bucket, refilled at `rate` tokens a minute, or throws
+ * 429 RATE_LIMITED with the whole seconds until a token is due. The refill is computed in the
+ * same statement that takes the token, under the row's lock, so concurrent senders agree.
+ */
+export async function takePacingToken(tx: Db, connection: SendingConnection): Promise<void> {
+  const capacity = bucketCapacity(connection.rate)
+  const perSecond = connection.rate / 60
+  const [taken] = await tx`
+    insert into connection_pacing as p (connection_id, tokens, refilled_at)
+    values (${connection.id}, ${capacity - 1}, clock_timestamp())
+    on conflict (connection_id) do update set
+      tokens = least(${capacity}::float8,
+        p.tokens + greatest(0, extract(epoch from clock_timestamp() - p.refilled_at)) * ${perSecond}::float8) - 1,
+      refilled_at = clock_timestamp()
+    where least(${capacity}::float8,
+      p.tokens + greatest(0, extract(epoch from clock_timestamp() - p.refilled_at)) * ${perSecond}::float8) >= 1
+    returning 1`
+  if (taken) return
+  const [bucket] = await tx<{ tokens: number }[]>`
+    select least(${capacity}::float8,
+      tokens + greatest(0, extract(epoch from clock_timestamp() - refilled_at)) * ${perSecond}::float8) as tokens
+    from connection_pacing where connection_id = ${connection.id}`
+  const retryAfter = Math.max(1, Math.ceil((1 - (bucket?.tokens ?? 0)) / perSecond))
+  throw standardError(
+    429,
+    'RATE_LIMITED',
+    `The connection for ${connection.from_address} sends at most ${connection.rate} emails a minute; retry in ${retryAfter} s`,
+    { retryAfter },
+    retryAfterHeader(retryAfter),
+  )
+}

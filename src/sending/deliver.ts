@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto'
+import { recordDeliverySuccess, recordProviderFailure } from '../connections/health.ts'
+import type { SendingConnection } from '../connections/selection.ts'
+import { classifySmtpError, isAuthFailure, type SmtpErrorClass, smtpReason } from '../connections/smtp-transport.ts'
+import type { Db } from '../db/sql.ts'
+import type { Logger } from '../log.ts'
+import type { TransportPool } from './transports.ts'
+
+export interface OutgoingMessage {
+  messageId: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  text?: string
+  html?: string
+}
+
+export class DeliveryError extends Error {
+  override name = 'DeliveryError'
+  constructor(
+    readonly kind: SmtpErrorClass,
+    /** The SMTP server's reply, or what kept us from reaching it; never a credential. */
+    readonly reason: string,
+  ) {
+    super(reason)
+  }
+}
+
+export interface DeliveryContext {
+  sql: Db
+  log: Logger
+  transports: TransportPool
+}
+
+/** A Message-ID in the sender's domain, known before the attempt so a re-send can reuse it. */
+export function newMessageId(from: string): string {
+  return `<${randomUUID()}@${from.slice(from.lastIndexOf('@') + 1)}>`
+}
+
+/** Header values are one line: CR and LF can never start a header of their own. */
+function oneLine(value: string): string {
+  return value.replace(/[\r\n]+/g, ' ')
+}
+
+/**
+ * Sends one message through one connection and waits for the server to accept it: the only way
+ * Mailroom hands mail to SMTP (POST /send, the queue and batches all come here). Records the
+ * outcome on the connection's health: provider failures count toward a pause, a success clears it.
+ */
+export async function deliver(
+  context: DeliveryContext,
+  connection: SendingConnection,
+  message: OutgoingMessage,
+): Promise<{ messageId: string; response: string }> {
+  try {
+    const transporter = await context.transports.get(connection)
+    // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw source.
+    const info = await transporter.sendMail({
+      from: connection.from_address,
+      to: message.to,
+      cc: message.cc,
+      bcc: message.bcc,
+      subject: oneLine(message.subject),
+      text: message.text,
+      html: message.html,
+      messageId: message.messageId,
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    })
+    await recordDeliverySuccess(context.sql, connection.id)
+    return { messageId: info.messageId, response: String(info.response ?? '') }
+  } catch (error) {
+    const kind = classifySmtpError(error)
+    const reason = smtpReason(error)
+    if (kind !== 'rejected' || isAuthFailure(error)) {
+      const { paused } = await recordProviderFailure(context.sql, connection.id)
+      if (paused) context.log.warn({ connectionId: connection.id, reason }, 'connection paused after repeated failures')
+    }
+    context.log.info({ connectionId: connection.id, kind, reason }, 'SMTP attempt failed')
+    throw new DeliveryError(kind, reason)
+  }
+}

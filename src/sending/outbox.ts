@@ -1,0 +1,101 @@
+import type { Db } from '../db/sql.ts'
+import type { Reservation } from '../quota/reservations.ts'
+
+export type OutboxStatus = 'sending' | 'sent' | 'failed'
+
+export interface OutboxRecord {
+  id: number
+  account_id: number
+  connection_id: number | null
+  status: OutboxStatus
+  from: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  message_id: string
+  error: string | null
+  created_at: string
+  updated_at: string
+  sent_at: string | null
+}
+
+/** An attempt in flight longer than this is taken for dead (well beyond every SMTP timeout). */
+export const ATTEMPT_LEASE_SECONDS = 300
+
+const COLUMNS = (sql: Db) => sql`
+  id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
+  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error,
+  api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
+  api_timestamp(sent_at) as sent_at`
+
+export interface NewAttempt {
+  accountId: number
+  connectionId: number
+  from: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  messageId: string
+  idempotencyKey: Buffer | null
+  reservation: Reservation
+}
+
+/**
+ * Records an attempt about to reach SMTP. Returns undefined when another request already holds
+ * the same idempotency key (the caller then replays that one instead).
+ */
+export async function recordAttempt(tx: Db, attempt: NewAttempt): Promise<number | undefined> {
+  const [row] = await tx<{ id: number }[]>`
+    insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
+                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at,
+                        usage_day, quota_window)
+    values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
+            ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.messageId}, ${attempt.idempotencyKey},
+            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), ${attempt.reservation.usageDay},
+            ${attempt.reservation.quotaWindow})
+    on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
+    returning id`
+  return row?.id
+}
+
+export async function markSent(sql: Db, id: number, messageId: string): Promise<void> {
+  await sql`
+    update outbox set status = 'sent', message_id = ${messageId}, sent_at = now(), lease_expires_at = null,
+      updated_at = now()
+    where id = ${id}`
+}
+
+/**
+ * `releaseKey`: the attempt's idempotency key is freed, so that the caller's retry with the same
+ * key is a new attempt rather than a replay of this failure.
+ */
+export async function markFailed(sql: Db, id: number, error: string, releaseKey = false): Promise<void> {
+  await sql`
+    update outbox set status = 'failed', error = ${error}, lease_expires_at = null, updated_at = now(),
+      idempotency_key_sha256 = ${releaseKey ? null : sql`idempotency_key_sha256`}
+    where id = ${id}`
+}
+
+/** The attempt an idempotency key points at; an attempt whose lease ran out is settled as failed first. */
+export async function attemptByIdempotencyKey(
+  sql: Db,
+  accountId: number,
+  key: Buffer,
+): Promise<(OutboxRecord & { in_flight: boolean }) | undefined> {
+  await sql`
+    update outbox set status = 'failed', lease_expires_at = null, updated_at = now(),
+      error = 'The attempt was interrupted before the SMTP server answered; its outcome is unknown'
+    where account_id = ${accountId} and idempotency_key_sha256 = ${key}
+      and status = 'sending' and lease_expires_at <= now()`
+  const [row] = await sql<(OutboxRecord & { in_flight: boolean })[]>`
+    select ${COLUMNS(sql)}, status = 'sending' as in_flight
+    from outbox where account_id = ${accountId} and idempotency_key_sha256 = ${key}`
+  return row
+}
+
+export function listOutbox(sql: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
+  return sql<OutboxRecord[]>`
+    select ${COLUMNS(sql)} from outbox where account_id = ${accountId} order by id desc limit ${limit}`
+}

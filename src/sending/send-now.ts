@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto'
+import { selectConnection } from '../connections/selection.ts'
+import type { Sql } from '../db/sql.ts'
+import { standardError } from '../errors.ts'
+import type { Caller } from '../keys/keys.ts'
+import type { Logger } from '../log.ts'
+import { type Reservation, release, reserve } from '../quota/reservations.ts'
+import { retryAfterHeader } from '../quota/retry-after.ts'
+import { DeliveryError, deliver, newMessageId } from './deliver.ts'
+import type { EmailRequest } from './email-request.ts'
+import { attemptByIdempotencyKey, markFailed, markSent, type OutboxRecord, recordAttempt } from './outbox.ts'
+import type { TransportPool } from './transports.ts'
+
+export interface SendResult {
+  success: boolean
+  messageId?: string
+  outboxId: number
+  from: string
+  message: string
+  replayed?: true
+}
+
+export interface SendContext {
+  sql: Sql
+  log: Logger
+  transports: TransportPool
+}
+
+const SENT = 'Email sent successfully'
+/** Provider push-back rarely says how long to wait; a minute is a polite default. */
+const PUSHBACK_RETRY_AFTER_SECONDS = 60
+
+class KeyTaken extends Error {}
+
+/**
+ * POST /send after validation: idempotency, connection selection, daily limit, quota, pacing,
+ * then SMTP, in the rulings' order. Units are reserved with the outbox record in one transaction
+ * before the SMTP attempt and given back if nothing was sent.
+ */
+export async function sendNow(
+  context: SendContext,
+  caller: Caller,
+  request: EmailRequest,
+  idempotencyKey: string | undefined,
+): Promise<SendResult> {
+  const { sql } = context
+  const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
+  if (keyHash) {
+    const earlier = await attemptByIdempotencyKey(sql, caller.accountId, keyHash)
+    if (earlier) return replay(earlier)
+  }
+  const connection = await selectConnection(sql, caller, request.from, 'now')
+  const messageId = newMessageId(connection.from_address)
+  let attempt: { id: number; reservation: Reservation }
+  try {
+    attempt = await sql.begin(async (tx) => {
+      const reservation = await reserve(tx, caller.plan, caller.accountId, connection)
+      const id = await recordAttempt(tx, {
+        accountId: caller.accountId,
+        connectionId: connection.id,
+        from: connection.from_address,
+        to: request.to,
+        cc: request.cc,
+        bcc: request.bcc,
+        subject: request.subject,
+        messageId,
+        idempotencyKey: keyHash,
+        reservation,
+      })
+      if (id === undefined) throw new KeyTaken()
+      return { id, reservation }
+    })
+  } catch (error) {
+    if (!(error instanceof KeyTaken) || !keyHash) throw error
+    // A concurrent request with the same key got there first; ours took nothing (rolled back).
+    const earlier = await attemptByIdempotencyKey(sql, caller.accountId, keyHash)
+    if (!earlier) throw error
+    return replay(earlier)
+  }
+
+  try {
+    const sent = await deliver(context, connection, {
+      messageId,
+      to: request.to,
+      cc: request.cc,
+      bcc: request.bcc,
+      subject: request.subject,
+      text: request.text_body,
+      html: request.html_body,
+    })
+    await markSent(sql, attempt.id, sent.messageId)
+    return { success: true, messageId: sent.messageId, outboxId: attempt.id, from: connection.from_address, message: SENT }
+  } catch (error) {
+    const reason = error instanceof DeliveryError ? error.reason : 'Unexpected failure while sending'
+    const pushback = error instanceof DeliveryError && error.kind === 'pushback'
+    // A 429 means "wait and retry": the retry may reuse its key, as for the limits checked before SMTP.
+    await markFailed(sql, attempt.id, reason, pushback)
+    await release(sql, caller.accountId, connection.id, attempt.reservation)
+    if (pushback) {
+      throw standardError(
+        429,
+        'RATE_LIMITED',
+        `The SMTP server asked to slow down: ${reason}`,
+        { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
+        retryAfterHeader(PUSHBACK_RETRY_AFTER_SECONDS),
+      )
+    }
+    if (error instanceof DeliveryError) throw standardError(500, 'INTERNAL_ERROR', reason)
+    throw error
+  }
+}
+
+function replay(earlier: OutboxRecord & { in_flight: boolean }): SendResult {
+  if (earlier.in_flight) {
+    throw standardError(
+      400,
+      'IDEMPOTENCY_KEY_IN_FLIGHT',
+      'An earlier request with this Idempotency-Key is still in progress',
+    )
+  }
+  if (earlier.status === 'sent') {
+    return {
+      success: true,
+      messageId: earlier.message_id,
+      outboxId: earlier.id,
+      from: earlier.from,
+      message: SENT,
+      replayed: true,
+    }
+  }
+  return {
+    success: false,
+    outboxId: earlier.id,
+    from: earlier.from,
+    message: earlier.error ?? 'The earlier request with this Idempotency-Key failed',
+    replayed: true,
+  }
+}
