@@ -23,7 +23,10 @@ export interface Services {
 
 export const MIN_SECRET_LENGTH = 32
 
-export async function openServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+export async function openServices(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+): Promise<Services> {
   let databaseUrl: string
   let secret: string
   let stopDatabase = async () => {}

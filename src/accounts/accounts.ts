@@ -14,12 +14,14 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/
 
 export async function createAccount(sql: Sql, input: { email: string; plan?: string }): Promise<Account> {
   const plan = checkPlan(input.plan ?? 'free')
-  if (!EMAIL.test(input.email)) throw standardError(400, 'INVALID_EMAIL', `"${input.email}" is not an email address`)
+  if (!EMAIL.test(input.email))
+    throw standardError(400, 'INVALID_EMAIL', `"${input.email}" is not an email address`)
   const [account] = await sql<Account[]>`
     insert into accounts (email, plan) values (${input.email}, ${plan})
     on conflict do nothing
     returning id, email, plan, api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
-  if (!account) throw standardError(409, 'ACCOUNT_EXISTS', `an account with email ${input.email} already exists`)
+  if (!account)
+    throw standardError(409, 'ACCOUNT_EXISTS', `an account with email ${input.email} already exists`)
   return account
 }
 

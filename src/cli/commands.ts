@@ -22,11 +22,15 @@ const quotaFlags = { quota: { type: 'string' }, per: { type: 'string' } } as con
 
 function quotaOf(values: { quota?: string; per?: string }): QuotaInput | undefined {
   if (values.quota === undefined && values.per === undefined) return undefined
-  if (values.quota === undefined || values.per === undefined) throw new UsageError('--quota and --per go together')
+  if (values.quota === undefined || values.per === undefined)
+    throw new UsageError('--quota and --per go together')
   return { quota: integer(values.quota, '--quota'), per: values.per }
 }
 
-async function password(values: { password?: string; 'password-stdin'?: boolean }, stdin: () => Promise<string>) {
+async function password(
+  values: { password?: string; 'password-stdin'?: boolean },
+  stdin: () => Promise<string>,
+) {
   if (values.password !== undefined && values['password-stdin']) {
     throw new UsageError('give --password or --password-stdin, not both')
   }
@@ -87,7 +91,8 @@ export const COMMANDS: Record<string, Command> = {
       rate: { type: 'string' },
       'password-stdin': { type: 'boolean' },
     })
-    if (values['no-quota'] && values.quota !== undefined) throw new UsageError('give --quota or --no-quota, not both')
+    if (values['no-quota'] && values.quota !== undefined)
+      throw new UsageError('give --quota or --no-quota, not both')
     return updateConnection(s, id(positionals, 'connection id'), {
       quota: values['no-quota'] ? null : quotaOf(values),
       rate: optionalInteger(values.rate, '--rate'),
@@ -124,9 +129,17 @@ export const COMMANDS: Record<string, Command> = {
   'key rotate': (s, argv) => rotateKey(s.sql, id(parseCommand(argv, {}).positionals, 'key id')),
   'key revoke': (s, argv) => revokeKey(s.sql, id(parseCommand(argv, {}).positionals, 'key id')),
   'key scope': (s, argv) => {
-    const { values, positionals } = parseCommand(argv, { connection: { type: 'string' }, all: { type: 'boolean' } })
-    if ((values.connection === undefined) === !values.all) throw new UsageError('give --connection <id> or --all')
-    return scopeKey(s.sql, id(positionals, 'key id'), values.all ? null : integer(values.connection, '--connection'))
+    const { values, positionals } = parseCommand(argv, {
+      connection: { type: 'string' },
+      all: { type: 'boolean' },
+    })
+    if ((values.connection === undefined) === !values.all)
+      throw new UsageError('give --connection <id> or --all')
+    return scopeKey(
+      s.sql,
+      id(positionals, 'key id'),
+      values.all ? null : integer(values.connection, '--connection'),
+    )
   },
 
   'outbox list': (s, argv) => {

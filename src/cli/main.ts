@@ -35,11 +35,16 @@ async function main(argv: string[]): Promise<number> {
   try {
     services = await openServices(config, log)
     if (group === 'start') {
-      await start(services, [verb, ...rest].filter((a): a is string => a !== undefined))
+      await start(
+        services,
+        [verb, ...rest].filter((a): a is string => a !== undefined),
+      )
       return 0
     }
     const result =
-      group === 'migrate' ? { migrated: true, applied: services.appliedMigrations } : await command?.(services, rest, () => text(process.stdin))
+      group === 'migrate'
+        ? { migrated: true, applied: services.appliedMigrations }
+        : await command?.(services, rest, () => text(process.stdin))
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
     return 0
   } finally {

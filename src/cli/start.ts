@@ -4,8 +4,12 @@ import { parseCommand, UsageError } from './args.ts'
 
 /** `mailroom start`: serves until SIGTERM or SIGINT, then drains and returns. */
 export async function start(services: Services, argv: string[]): Promise<void> {
-  const { values } = parseCommand(argv, { 'no-worker': { type: 'boolean' }, 'worker-only': { type: 'boolean' } })
-  if (values['no-worker'] && values['worker-only']) throw new UsageError('give --no-worker or --worker-only, not both')
+  const { values } = parseCommand(argv, {
+    'no-worker': { type: 'boolean' },
+    'worker-only': { type: 'boolean' },
+  })
+  if (values['no-worker'] && values['worker-only'])
+    throw new UsageError('give --no-worker or --worker-only, not both')
   const { log, config } = services
   const server = values['worker-only'] ? undefined : await startHttpServer(services, config.port, config.host)
   if (server) log.info({ url: server.url, reference: `${server.url}/reference` }, 'Mailroom API listening')

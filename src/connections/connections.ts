@@ -61,7 +61,12 @@ export async function addConnection(services: Services, input: AddConnectionInpu
   const from = input.from ?? (ADDRESS.test(input.username) ? input.username : undefined)
   if (!from) throw invalid('--from is required when the username is not an email address')
   if (!ADDRESS.test(from)) throw invalid(`"${from}" is not an email address`)
-  const login = { host: input.host.trim(), port: checkPort(input.port), username: input.username, password: input.password }
+  const login = {
+    host: input.host.trim(),
+    port: checkPort(input.port),
+    username: input.username,
+    password: input.password,
+  }
   const quota = input.quota ? checkQuota(input.quota) : null
   const rate = checkRate(input.rate ?? DEFAULT_RATE)
   const { sql } = services
@@ -86,7 +91,8 @@ async function assertCanAdd(sql: Db, accountId: number, from: string): Promise<v
   const [{ used, taken } = { used: 0, taken: false }] = await sql<{ used: number; taken: boolean }[]>`
     select count(*)::int as used, coalesce(bool_or(lower(from_address) = lower(${from})), false) as taken
     from connections where account_id = ${accountId}`
-  if (taken) throw standardError(409, 'CONNECTION_EXISTS', `account ${accountId} already has a connection for ${from}`)
+  if (taken)
+    throw standardError(409, 'CONNECTION_EXISTS', `account ${accountId} already has a connection for ${from}`)
   assertBelowPlanLimit(plan, 'connections', used)
 }
 
@@ -142,7 +148,8 @@ export function pauseConnection(sql: Sql, id: number, minutes?: number): Promise
   if (minutes !== undefined && !(Number.isInteger(minutes) && minutes > 0)) {
     throw invalid('--minutes must be a positive whole number')
   }
-  const until = minutes === undefined ? sql`'infinity'::timestamptz` : sql`now() + make_interval(mins => ${minutes})`
+  const until =
+    minutes === undefined ? sql`'infinity'::timestamptz` : sql`now() + make_interval(mins => ${minutes})`
   return setAndReturn(sql, id, sql`paused_until = ${until}`)
 }
 

@@ -34,6 +34,11 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 // "connection closed" instead of the server's reply.
 const POOL = { maxConnections: 2, maxMessages: 100 }
 
+/**
+ * nodemailer options for one login. The socket goes to the address `resolveSmtpHost` checked,
+ * while the certificate is verified against the host name the owner gave (`servername`), or
+ * against the IP itself when they gave an IP: Node checks `servername`, else `host`.
+ */
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
@@ -49,11 +54,6 @@ export function smtpTransportOptions(
   resolved: ResolvedSmtpHost,
   opts?: { pool?: boolean },
 ): SMTPTransportOptions | (SMTPPoolOptions & { pool: true })
-/**
- * nodemailer options for one login. The socket goes to the address `resolveSmtpHost` checked,
- * while the certificate is verified against the host name the owner gave (`servername`), or
- * against the IP itself when they gave an IP: Node checks `servername`, else `host`.
- */
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,

@@ -17,7 +17,9 @@ export async function migrate(sql: Sql): Promise<string[]> {
       name text primary key,
       applied_at timestamptz not null default now()
     )`
-    const done = new Set((await tx<{ name: string }[]>`select name from mailroom_migrations`).map((r) => r.name))
+    const done = new Set(
+      (await tx<{ name: string }[]>`select name from mailroom_migrations`).map((r) => r.name),
+    )
     for (const file of files) {
       if (done.has(file)) continue
       await tx.unsafe(await readFile(path.join(MIGRATIONS_DIR, file), 'utf8'))

@@ -16,7 +16,7 @@ export function issuesOf(error: ZodError): ValidationIssue[] {
 }
 
 /** Turns a failed request validation into the specification's answer. */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   if (result.success) return
   if (result.target === 'param') throw standardError(400, 'INVALID_ID', 'The ID in the path must be a number')
   throw validationError(issuesOf(result.error as ZodError))

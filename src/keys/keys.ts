@@ -64,7 +64,13 @@ export interface CreateKeyInput {
 export async function createKey(
   sql: Sql,
   input: CreateKeyInput,
-): Promise<{ id: number; name: string; key: string; connection_id: number | null; expires_at: string | null }> {
+): Promise<{
+  id: number
+  name: string
+  key: string
+  connection_id: number | null
+  expires_at: string | null
+}> {
   const name = input.name.trim()
   if (!name) throw standardError(400, 'INVALID_NAME', 'a key needs a name')
   const days = input.expiresInDays
@@ -121,7 +127,9 @@ export async function revokeKey(sql: Sql, keyId: number): Promise<ApiKey> {
 /** Scopes the key to one of its account's connections, or (null) to all of them. */
 export async function scopeKey(sql: Sql, keyId: number, connectionId: number | null): Promise<ApiKey> {
   return sql.begin(async (tx) => {
-    const [key] = await tx<{ account_id: number }[]>`select account_id from api_keys where id = ${keyId} for update`
+    const [key] = await tx<
+      { account_id: number }[]
+    >`select account_id from api_keys where id = ${keyId} for update`
     if (!key) throw keyNotFound(keyId)
     if (connectionId !== null) await assertOwnConnection(tx, key.account_id, connectionId)
     const [row] = await tx<ApiKey[]>`
@@ -157,13 +165,19 @@ export async function authenticate(sql: Sql, token: string): Promise<Caller | un
 async function assertOwnConnection(tx: Db, accountId: number, connectionId: number): Promise<void> {
   const [own] = await tx`select 1 from connections where id = ${connectionId} and account_id = ${accountId}`
   if (!own) {
-    throw standardError(404, 'CONNECTION_NOT_FOUND', `account ${accountId} has no connection with id ${connectionId}`)
+    throw standardError(
+      404,
+      'CONNECTION_NOT_FOUND',
+      `account ${accountId} has no connection with id ${connectionId}`,
+    )
   }
 }
 
 async function keyNotUsable(sql: Sql, keyId: number) {
   const [row] = await sql`select 1 from api_keys where id = ${keyId}`
-  return row ? standardError(400, 'KEY_REVOKED', `key ${keyId} is revoked; create a new key`) : keyNotFound(keyId)
+  return row
+    ? standardError(400, 'KEY_REVOKED', `key ${keyId} is revoked; create a new key`)
+    : keyNotFound(keyId)
 }
 
 function keyNotFound(id: number) {

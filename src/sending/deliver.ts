@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { recordDeliverySuccess, recordProviderFailure } from '../connections/health.ts'
 import type { SendingConnection } from '../connections/selection.ts'
-import { classifySmtpError, isAuthFailure, type SmtpErrorClass, smtpReason } from '../connections/smtp-transport.ts'
+import {
+  classifySmtpError,
+  isAuthFailure,
+  type SmtpErrorClass,
+  smtpReason,
+} from '../connections/smtp-transport.ts'
 import type { Db } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
 import type { TransportPool } from './transports.ts'
@@ -75,7 +80,8 @@ export async function deliver(
     const reason = smtpReason(error)
     if (kind !== 'rejected' || isAuthFailure(error)) {
       const { paused } = await recordProviderFailure(context.sql, connection.id)
-      if (paused) context.log.warn({ connectionId: connection.id, reason }, 'connection paused after repeated failures')
+      if (paused)
+        context.log.warn({ connectionId: connection.id, reason }, 'connection paused after repeated failures')
     }
     context.log.info({ connectionId: connection.id, kind, reason }, 'SMTP attempt failed')
     throw new DeliveryError(kind, reason)

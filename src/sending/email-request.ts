@@ -59,7 +59,11 @@ export function normalizeEmailRequest(body: EmailRequestBody, maxRecipients?: nu
   }
 }
 
-function recipientsOf(field: string, value: string | string[] | undefined, issues: ValidationIssue[]): string[] {
+function recipientsOf(
+  field: string,
+  value: string | string[] | undefined,
+  issues: ValidationIssue[],
+): string[] {
   if (value === undefined) return []
   const fromString = typeof value === 'string'
   const addresses = fromString ? value.split(',').map((part) => part.trim()) : value
@@ -68,7 +72,8 @@ function recipientsOf(field: string, value: string | string[] | undefined, issue
     if (!address.safeParse(candidate).success) {
       issues.push({
         path: fromString ? [field] : [field, index],
-        message: candidate === '' ? 'Empty address in the recipient list' : `Invalid email address: ${candidate}`,
+        message:
+          candidate === '' ? 'Empty address in the recipient list' : `Invalid email address: ${candidate}`,
         code: 'invalid_format',
       })
     }

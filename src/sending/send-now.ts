@@ -89,7 +89,13 @@ export async function sendNow(
       html: request.html_body,
     })
     await markSent(sql, attempt.id, sent.messageId)
-    return { success: true, messageId: sent.messageId, outboxId: attempt.id, from: connection.from_address, message: SENT }
+    return {
+      success: true,
+      messageId: sent.messageId,
+      outboxId: attempt.id,
+      from: connection.from_address,
+      message: SENT,
+    }
   } catch (error) {
     const reason = error instanceof DeliveryError ? error.reason : 'Unexpected failure while sending'
     const pushback = error instanceof DeliveryError && error.kind === 'pushback'

@@ -26,7 +26,11 @@ export class TransportPool {
     const fingerprint = fingerprintOf(connection)
     const current = this.entries.get(connection.id)
     if (current?.fingerprint === fingerprint) return current.transporter
-    if (current) void current.transporter.then((t) => t.close(), () => {})
+    if (current)
+      void current.transporter.then(
+        (t) => t.close(),
+        () => {},
+      )
     const transporter = this.open(connection)
     this.entries.set(connection.id, { fingerprint, transporter })
     // A failed DNS check must not stick: the next send tries again.
@@ -57,5 +61,7 @@ export class TransportPool {
 
 /** Changes whenever anything the SMTP session depends on changes (a new password gets a new IV). */
 function fingerprintOf(c: SendingConnection): string {
-  return createHash('sha256').update(`${c.host}\n${c.port}\n${c.username}\n${c.password_encrypted}`).digest('hex')
+  return createHash('sha256')
+    .update(`${c.host}\n${c.port}\n${c.username}\n${c.password_encrypted}`)
+    .digest('hex')
 }

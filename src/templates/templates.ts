@@ -30,7 +30,11 @@ export function listTemplates(sql: Sql, accountId: number): Promise<Template[]> 
   return sql<Template[]>`select ${COLUMNS(sql)} from templates where account_id = ${accountId} order by id`
 }
 
-export async function createTemplate(sql: Sql, accountId: number, content: TemplateContent): Promise<Template> {
+export async function createTemplate(
+  sql: Sql,
+  accountId: number,
+  content: TemplateContent,
+): Promise<Template> {
   return sql.begin(async (tx) => {
     const plan = await lockAccount(tx, accountId)
     const [{ used } = { used: 0 }] = await tx<{ used: number }[]>`
@@ -55,7 +59,12 @@ export async function createTemplate(sql: Sql, accountId: number, content: Templ
 }
 
 /** The account's template, or the specification's 404 / 403 when it is missing or someone else's. */
-export async function getTemplate(sql: Db, accountId: number, id: number, forUpdate = false): Promise<Template> {
+export async function getTemplate(
+  sql: Db,
+  accountId: number,
+  id: number,
+  forUpdate = false,
+): Promise<Template> {
   if (!isStorableId(id)) return own(undefined, accountId)
   const [row] = await sql<Template[]>`
     select ${COLUMNS(sql)} from templates where id = ${id} ${forUpdate ? sql`for update` : sql``}`

@@ -1,6 +1,10 @@
 import { type Account, createAccount } from '../../src/accounts/accounts.ts'
 import type { Config } from '../../src/config.ts'
-import { type AddConnectionInput, addConnection, type ConnectionView } from '../../src/connections/connections.ts'
+import {
+  type AddConnectionInput,
+  addConnection,
+  type ConnectionView,
+} from '../../src/connections/connections.ts'
 import { startHttpServer } from '../../src/http/server.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { createLogger } from '../../src/log.ts'
@@ -15,7 +19,10 @@ export interface TestApp {
   /** The API's `{base_url}`: `url` + `/v1` */
   baseUrl: string
   /** Raw HTTP against the API: path relative to `{base_url}`, bearer `key` when given. */
-  request(path: string, init?: { method?: string; key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
+  request(
+    path: string,
+    init?: { method?: string; key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>
   close(): Promise<void>
 }
 

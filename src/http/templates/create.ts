@@ -4,7 +4,11 @@ import type { Api } from '../env.ts'
 
 export function registerCreateTemplate(api: Api) {
   api.openapi(createTemplateRoute, async (c) => {
-    const template = await createTemplate(c.get('services').sql, c.get('caller').accountId, c.req.valid('json'))
+    const template = await createTemplate(
+      c.get('services').sql,
+      c.get('caller').accountId,
+      c.req.valid('json'),
+    )
     return c.json({ success: true as const, template }, 201)
   })
 }

@@ -4,7 +4,11 @@ import type { Api } from '../env.ts'
 
 export function registerGetTemplate(api: Api) {
   api.openapi(getTemplateRoute, async (c) => {
-    const template = await getTemplate(c.get('services').sql, c.get('caller').accountId, c.req.valid('param').id)
+    const template = await getTemplate(
+      c.get('services').sql,
+      c.get('caller').accountId,
+      c.req.valid('param').id,
+    )
     return c.json({ success: true as const, template }, 200)
   })
 }

@@ -1,0 +1,44 @@
+/**
+ * The OpenAPI document → the SDK's types (sdk/src/generated/schema.ts) with openapi-typescript.
+ *
+ * One adaptation: openapi-typescript renders an object with a sibling
+ * `anyOf: [{required: [a]}, {required: [b]}]` as `{…} | unknown | unknown`, which is `unknown`.
+ * On a copy of the document each such anyOf is moved into
+ * `allOf: [{anyOf: [{type: object, required: [a], properties: {a}}, …]}]`, which it renders as
+ * `{…} & ({a: A} | {b: B})`: the same constraint, expressed as a type.
+ */
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import { isObject, type Json, type JsonObject } from './zod.ts'
+
+export async function sdkTypesSource(doc: JsonObject): Promise<string> {
+  const adapted = adapt(structuredClone(doc)) as unknown as OpenAPI3
+  return astToString(await openapiTS(adapted, { silent: true }))
+}
+
+function adapt(value: Json): Json {
+  if (Array.isArray(value)) return value.map(adapt)
+  if (!isObject(value)) return value
+  const out: JsonObject = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, adapt(v)]))
+  const { anyOf, properties } = out
+  if (
+    Array.isArray(anyOf) &&
+    isObject(properties) &&
+    !('allOf' in out) &&
+    anyOf.every((a) => isObject(a) && Object.keys(a).length === 1 && Array.isArray(a.required))
+  ) {
+    delete out.anyOf
+    out.allOf = [
+      {
+        anyOf: anyOf.map((alternative) => {
+          const names = (alternative as { required: string[] }).required
+          return {
+            type: 'object',
+            required: names,
+            properties: Object.fromEntries(names.map((n) => [n, properties[n] ?? {}])),
+          }
+        }),
+      },
+    ]
+  }
+  return out
+}

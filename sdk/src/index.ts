@@ -1,0 +1,34 @@
+/**
+ * @mailroom/sdk: TypeScript client of the Mailroom email sending API.
+ *
+ * - `createClient({ baseUrl, apiKey })` returns friendly methods that resolve to the success
+ *   body and throw a `MailroomError` on any non-2xx answer, plus `raw`, the openapi-fetch client.
+ * - A network failure (fetch rejects) propagates as is: retry `send` with the same
+ *   `idempotencyKey`.
+ */
+export {
+  createClient,
+  type FetchLike,
+  type ListMembersQuery,
+  type MailroomClient,
+  type MailroomClientOptions,
+  type RawClient,
+  type RequestOptions,
+  type SendOptions,
+} from './client.js'
+export {
+  API_ERROR_CODES,
+  DERIVED_ERROR_CODES,
+  type ErrorDetails,
+  isMailroomError,
+  MailroomError,
+  type MailroomErrorCode,
+  type MailroomErrorInit,
+  type SimpleErrorBody,
+  type StandardErrorBody,
+  type TemplateLimitErrorBody,
+  type ValidationErrorBody,
+  type ValidationIssue,
+} from './errors.js'
+export type { components, operations, paths } from './generated/schema.js'
+export type * from './types.js'

