@@ -7,6 +7,8 @@ export interface PlanLimits {
   templates: number
   /** Emails a day across the account, reset at 00:00 UTC. */
   dailyEmails: number
+  /** Days the outbox keeps a record (and so an idempotency key). */
+  retentionDays: number
   features: { asyncSending: boolean; batches: boolean; audiences: boolean }
 }
 
@@ -16,6 +18,7 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
     apiKeys: 1,
     templates: 3,
     dailyEmails: 100,
+    retentionDays: 7,
     features: { asyncSending: false, batches: false, audiences: false },
   },
   pro: {
@@ -23,6 +26,7 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
     apiKeys: Number.POSITIVE_INFINITY,
     templates: Number.POSITIVE_INFINITY,
     dailyEmails: Number.POSITIVE_INFINITY,
+    retentionDays: 90,
     features: { asyncSending: true, batches: true, audiences: true },
   },
 }

