@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { operations } from '../../src/generated/routes.ts'
+import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+
+/** Human text that may change: only required to be a non-empty string. */
+const humanText = expect.stringMatching(/\S/)
+
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp()
+})
+
+afterAll(async () => {
+  await app?.close()
+})
+
+async function statusAndBody(response: Response) {
+  return { status: response.status, body: await response.json() }
+}
+
+const template = { name: 'Welcome', subject: 'Hello', text_body: 'Hi there' }
+
+/** A valid body for each operation that takes one. */
+const VALID_BODIES: Record<string, unknown> = {
+  sendEmail: { to: 'ada@example.com', subject: 'Hi', text_body: 'Hello' },
+  enqueueEmail: { to: 'ada@example.com', subject: 'Hi', text_body: 'Hello' },
+  createBatch: { template: { subject: 'Hi', text_body: 'Hello' }, recipients: ['ada@example.com'] },
+  createAudience: { name: 'Customers' },
+  updateAudience: { name: 'Paying customers' },
+  addAudienceMembers: { members: [{ email: 'ada@example.com' }] },
+  createTemplate: template,
+  updateTemplate: { subject: 'Hello again' },
+}
+
+const IMPLEMENTED = new Set([
+  'sendEmail',
+  'listTemplates',
+  'createTemplate',
+  'getTemplate',
+  'updateTemplate',
+  'deleteTemplate',
+])
+
+describe('malformed JSON', () => {
+  it('POST /templates with a body that does not parse answers 400 INVALID_JSON', async () => {
+    const { key } = await seedAccount(app)
+    const response = await app.request('/templates', { method: 'POST', key, body: '{"name": "x",' })
+    expect(await statusAndBody(response)).toEqual({
+      status: 400,
+      body: { code: 'INVALID_JSON', message: humanText },
+    })
+  })
+})
+
+describe('body size limit', () => {
+  let small: TestApp
+
+  beforeAll(async () => {
+    small = await startTestApp({ bodyLimitBytes: 1024 })
+  })
+
+  afterAll(async () => {
+    await small?.close()
+  })
+
+  /** A template body whose JSON text is exactly `bytes` long (ASCII only). */
+  function templateOfSize(bytes: number, extra: Record<string, unknown> = {}): string {
+    const base = { ...template, ...extra, text_body: '' }
+    const padding = bytes - JSON.stringify(base).length
+    const text = JSON.stringify({ ...base, text_body: 'x'.repeat(padding) })
+    expect(Buffer.byteLength(text)).toBe(bytes)
+    return text
+  }
+
+  it('a body of exactly the limit (1024 bytes) is accepted and reaches validation', async () => {
+    const { key } = await seedAccount(small)
+    const created = await small.request('/templates', { method: 'POST', key, body: templateOfSize(1024) })
+    expect(created.status).toBe(201)
+    const invalid = await small.request('/templates', {
+      method: 'POST',
+      key,
+      body: templateOfSize(1024, { name: 123 }),
+    })
+    expect(await statusAndBody(invalid)).toEqual({
+      status: 400,
+      body: {
+        success: false,
+        error: { name: 'ZodError', issues: [{ path: ['name'], message: humanText, code: 'invalid_type' }] },
+      },
+    })
+  })
+
+  it('a body one byte over the limit (1025 bytes) answers 413 PAYLOAD_TOO_LARGE', async () => {
+    const { key } = await seedAccount(small)
+    const response = await small.request('/templates', { method: 'POST', key, body: templateOfSize(1025) })
+    expect(await statusAndBody(response)).toEqual({
+      status: 413,
+      body: { code: 'PAYLOAD_TOO_LARGE', message: humanText },
+    })
+    const list = await small.request('/templates', { key })
+    expect(await list.json()).toEqual({ success: true, templates: [] })
+  })
+
+  /** The same body sent chunked (no Content-Length), in pieces of 100 bytes. */
+  function streamed(key: string, text: string): Promise<Response> {
+    const bytes = new TextEncoder().encode(text)
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 100) controller.enqueue(bytes.subarray(at, at + 100))
+        controller.close()
+      },
+    })
+    return fetch(`${small.baseUrl}/templates`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit)
+  }
+
+  it('without Content-Length, a streamed body of 1024 bytes is accepted', async () => {
+    const { key } = await seedAccount(small)
+    const response = await streamed(key, templateOfSize(1024))
+    expect(response.status).toBe(201)
+  })
+
+  it('without Content-Length, a streamed body of 1025 bytes answers 413 PAYLOAD_TOO_LARGE', async () => {
+    const { key } = await seedAccount(small)
+    const response = await streamed(key, templateOfSize(1025))
+    expect(await statusAndBody(response)).toEqual({
+      status: 413,
+      body: { code: 'PAYLOAD_TOO_LARGE', message: humanText },
+    })
+  })
+})
+
+describe('unknown route', () => {
+  it('GET /v1/nope with a valid key answers 404 NOT_FOUND', async () => {
+    const { key } = await seedAccount(app)
+    const response = await app.request('/nope', { key })
+    expect(await statusAndBody(response)).toEqual({
+      status: 404,
+      body: { code: 'NOT_FOUND', message: humanText },
+    })
+  })
+})
+
+describe('non-numeric IDs in the path', () => {
+  const withIds = operations.filter((op) => op.path.includes('{'))
+
+  it('covers every operation with a path ID (templates, audiences, members, batches)', () => {
+    expect(withIds.map((op) => op.operationId).sort()).toEqual(
+      [
+        'addAudienceMembers',
+        'deleteAudience',
+        'deleteAudienceMember',
+        'deleteBatch',
+        'deleteTemplate',
+        'getAudience',
+        'getBatch',
+        'getTemplate',
+        'listAudienceMembers',
+        'updateAudience',
+        'updateTemplate',
+      ].sort(),
+    )
+  })
+
+  const cases = withIds.flatMap((op) => {
+    const params = op.path.match(/\{[^}]+\}/g) ?? []
+    return ['abc', '1.5', '-1'].flatMap((bad) =>
+      params.map((param) => ({
+        ...op,
+        METHOD: op.method.toUpperCase(),
+        bad,
+        param,
+        // The other path parameters get a valid value, so that only `param` is wrong.
+        url: op.path.replace(/\{[^}]+\}/g, (p) => (p === param ? bad : '1')),
+      })),
+    )
+  })
+
+  it.each(cases)('$METHOD $path with $param = "$bad" answers 400 INVALID_ID', async (c) => {
+    const { key } = await seedAccount(app, { plan: 'pro' })
+    const body = VALID_BODIES[c.operationId]
+    const response = await app.request(c.url, { method: c.METHOD, key, ...(body ? { body } : {}) })
+    expect(await statusAndBody(response)).toEqual({
+      status: 400,
+      body: { code: 'INVALID_ID', message: humanText },
+    })
+  })
+})
+
+describe('operations not implemented in this release', () => {
+  const pending = operations.filter((op) => !IMPLEMENTED.has(op.operationId))
+
+  it('are all operations except sendEmail and the five template operations', () => {
+    expect(pending.map((op) => op.operationId)).toEqual([
+      'enqueueEmail',
+      'createBatch',
+      'getBatch',
+      'deleteBatch',
+      'listAudiences',
+      'createAudience',
+      'getAudience',
+      'updateAudience',
+      'deleteAudience',
+      'listAudienceMembers',
+      'addAudienceMembers',
+      'deleteAudienceMember',
+    ])
+  })
+
+  it.each(
+    pending.map((op) => ({ ...op, METHOD: op.method.toUpperCase() })),
+  )('$METHOD $path with a valid key and body answers 501 NOT_IMPLEMENTED', async (op) => {
+    const { key } = await seedAccount(app, { plan: 'pro' })
+    const body = VALID_BODIES[op.operationId]
+    const response = await app.request(op.path.replace(/\{[^}]+\}/g, '1'), {
+      method: op.METHOD,
+      key,
+      ...(body ? { body } : {}),
+    })
+    expect(await statusAndBody(response)).toEqual({
+      status: 501,
+      body: { code: 'NOT_IMPLEMENTED', message: humanText },
+    })
+  })
+})
+
+describe('validation failures', () => {
+  it('POST /templates with name 123 answers 400 with the validation body, path ["name"]', async () => {
+    const { key } = await seedAccount(app)
+    const response = await app.request('/templates', { key, body: { ...template, name: 123 } })
+    expect(await statusAndBody(response)).toEqual({
+      status: 400,
+      body: {
+        success: false,
+        error: { name: 'ZodError', issues: [{ path: ['name'], message: humanText, code: 'invalid_type' }] },
+      },
+    })
+  })
+
+  it('reports every failing field, each with a path array', async () => {
+    const { key } = await seedAccount(app)
+    const response = await app.request('/templates', { key, body: { name: '', subject: 5, text_body: 'x' } })
+    const { status, body } = await statusAndBody(response)
+    expect(status).toBe(400)
+    expect(body).toEqual({ success: false, error: { name: 'ZodError', issues: expect.any(Array) } })
+    const issues = body.error.issues as { path: unknown[] }[]
+    expect(issues.map((issue) => issue.path).sort()).toEqual([['name'], ['subject']])
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        { path: ['name'], message: humanText, code: 'too_small' },
+        { path: ['subject'], message: humanText, code: 'invalid_type' },
+      ]),
+    )
+  })
+})
+
+describe('unexpected failures', () => {
+  it('answer 500 INTERNAL_ERROR without revealing internals', async () => {
+    const { key } = await seedAccount(app)
+    const sql = app.services.sql
+    await sql`alter table templates rename to templates_gone`
+    let result: { status: number; text: string }
+    try {
+      const response = await app.request('/templates', { key })
+      result = { status: response.status, text: await response.text() }
+    } finally {
+      await sql`alter table templates_gone rename to templates`
+    }
+    expect(result.status).toBe(500)
+    expect(JSON.parse(result.text)).toEqual({ code: 'INTERNAL_ERROR', message: humanText })
+    for (const internal of ['templates_gone', 'relation', 'postgres', 'does not exist', '.ts:', '    at ']) {
+      expect(result.text.toLowerCase()).not.toContain(internal.toLowerCase())
+    }
+    // The service recovers once the cause is gone.
+    expect((await app.request('/templates', { key })).status).toBe(200)
+  })
+})

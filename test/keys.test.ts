@@ -1,0 +1,434 @@
+import { createHash } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Account, createAccount, setPlan } from '../src/accounts/accounts.ts'
+import { addConnection, type ConnectionView, deleteConnection } from '../src/connections/connections.ts'
+import { ApiError } from '../src/errors.ts'
+import {
+  authenticate,
+  createKey,
+  KEY_PREFIX,
+  listKeys,
+  revokeKey,
+  rotateKey,
+  scopeKey,
+} from '../src/keys/keys.ts'
+import { startTestApp, type TestApp } from './support/app.ts'
+import { type SmtpSink, startSmtpSink } from './support/smtp-sink.ts'
+
+let app: TestApp
+let sink: SmtpSink
+
+beforeAll(async () => {
+  ;[app, sink] = await Promise.all([startTestApp(), startSmtpSink({ port: 2525 })])
+})
+
+afterAll(async () => {
+  await Promise.all([app?.close(), sink?.close()])
+})
+
+const DAY_MS = 24 * 60 * 60 * 1000
+/** Slack between the database clock and this process's when comparing computed instants. */
+const CLOCK_SLACK_MS = 5 * 60 * 1000
+
+let seq = 0
+
+function account(plan: 'free' | 'pro' = 'free'): Promise<Account> {
+  return createAccount(app.services.sql, { email: `keys-owner${++seq}@example.com`, plan })
+}
+
+function connection(accountId: number): Promise<ConnectionView> {
+  return addConnection(app.services, { accountId, ...sink.login, from: `sender${++seq}@example.com` })
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof ApiError) return error
+    throw error
+  }
+  throw new Error('expected the operation to be refused')
+}
+
+async function keyCount(accountId: number): Promise<number> {
+  const [row] = await app.db.sql<{ n: number }[]>`
+    select count(*)::int as n from api_keys where account_id = ${accountId}`
+  return row?.n ?? -1
+}
+
+/** API timestamps are `YYYY-MM-DD HH:MM:SS` in UTC. */
+function instant(timestamp: string): number {
+  expect(timestamp).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+  return Date.parse(`${timestamp.replace(' ', 'T')}Z`)
+}
+
+function expectAbout(timestamp: string | null, expected: number): void {
+  expect(timestamp).not.toBeNull()
+  const actual = instant(timestamp as string)
+  expect(Math.abs(actual - expected)).toBeLessThan(CLOCK_SLACK_MS)
+}
+
+describe('createKey', () => {
+  it('returns exactly {id, name, key, connection_id, expires_at} with the full secret', async () => {
+    const owner = await account()
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'ci deploys' })
+    expect(Object.keys(created).sort()).toEqual(['connection_id', 'expires_at', 'id', 'key', 'name'])
+    expect(created).toEqual({
+      id: expect.any(Number),
+      name: 'ci deploys',
+      key: expect.any(String),
+      connection_id: null,
+      expires_at: null,
+    })
+    expect(Number.isInteger(created.id)).toBe(true)
+    // A recognisable prefix, then at least 128 bits of randomness (22 base64url characters).
+    expect(created.key.startsWith(KEY_PREFIX)).toBe(true)
+    expect(created.key.length - KEY_PREFIX.length).toBeGreaterThanOrEqual(22)
+    // The returned secret is the one that authenticates.
+    expect(await authenticate(app.services.sql, created.key)).toEqual({
+      accountId: owner.id,
+      keyId: created.id,
+      plan: 'free',
+      connectionId: null,
+    })
+  })
+
+  it('gives every key a different secret', async () => {
+    const owner = await account('pro')
+    const secrets = new Set<string>()
+    for (let i = 0; i < 5; i++) {
+      secrets.add((await createKey(app.services.sql, { accountId: owner.id, name: `k${i}` })).key)
+    }
+    expect(secrets.size).toBe(5)
+  })
+
+  it('keeps only a SHA-256 hash of the secret in the database', async () => {
+    const owner = await account()
+    const { id, key } = await createKey(app.services.sql, { accountId: owner.id, name: 'hashed' })
+    const [row] = await app.db.sql<{ doc: string; secret_sha256: Buffer }[]>`
+      select to_jsonb(k)::text as doc, secret_sha256 from api_keys k where id = ${id}`
+    expect(row).toBeDefined()
+    expect(row?.doc).not.toContain(key)
+    expect(row?.doc).not.toContain(key.slice(KEY_PREFIX.length))
+    expect(Buffer.compare(row?.secret_sha256 as Buffer, createHash('sha256').update(key).digest())).toBe(0)
+  })
+
+  it('refuses a key without a name and creates nothing', async () => {
+    const owner = await account()
+    const error = await refusal(createKey(app.services.sql, { accountId: owner.id, name: '   ' }))
+    expect(error.status).toBe(400)
+    expect(await keyCount(owner.id)).toBe(0)
+  })
+
+  it('refuses an account that does not exist', async () => {
+    const error = await refusal(createKey(app.services.sql, { accountId: 2_000_000_000, name: 'nobody' }))
+    expect(error.status).toBe(404)
+  })
+})
+
+describe('listKeys', () => {
+  it('lists the keys without their secret or its hash', async () => {
+    const owner = await account('pro')
+    const a = await createKey(app.services.sql, { accountId: owner.id, name: 'first' })
+    const b = await createKey(app.services.sql, { accountId: owner.id, name: 'second', expiresInDays: 30 })
+    const listed = await listKeys(app.services.sql, owner.id)
+    expect(listed.map((k) => k.id)).toEqual([a.id, b.id])
+    expect(listed[0]).toMatchObject({
+      id: a.id,
+      name: 'first',
+      connection_id: null,
+      expires_at: null,
+      status: 'active',
+    })
+    expect(listed[1]).toMatchObject({ id: b.id, name: 'second', connection_id: null, status: 'active' })
+    expect(listed[1]?.expires_at).toBe(b.expires_at)
+
+    const text = JSON.stringify(listed)
+    for (const { key } of [a, b]) {
+      const digest = createHash('sha256').update(key).digest()
+      expect(text).not.toContain(key)
+      expect(text).not.toContain(key.slice(KEY_PREFIX.length))
+      expect(text).not.toContain(digest.toString('hex'))
+      expect(text).not.toContain(digest.toString('base64'))
+    }
+    for (const listedKey of listed) {
+      expect(listedKey).not.toHaveProperty('key')
+      expect(listedKey).not.toHaveProperty('secret')
+      expect(listedKey).not.toHaveProperty('secret_sha256')
+      for (const value of Object.values(listedKey)) expect(Buffer.isBuffer(value)).toBe(false)
+    }
+  })
+
+  it("lists only the account's own keys", async () => {
+    const [one, two] = await Promise.all([account(), account()])
+    await createKey(app.services.sql, { accountId: one.id, name: 'mine' })
+    expect(await listKeys(app.services.sql, two.id)).toEqual([])
+  })
+})
+
+describe('expiration: never, or 7 to 365 days', () => {
+  let owner: Account
+  beforeAll(async () => {
+    owner = await account('pro')
+  })
+
+  it.each([6, 366, 0, -7, 7.5])('refuses %s days and creates nothing', async (days) => {
+    const before = await keyCount(owner.id)
+    const error = await refusal(
+      createKey(app.services.sql, { accountId: owner.id, name: `expiry ${days}`, expiresInDays: days }),
+    )
+    expect(error.status).toBe(400)
+    expect(error.message).toMatch(/7/)
+    expect(error.message).toMatch(/365/)
+    expect(await keyCount(owner.id)).toBe(before)
+  })
+
+  it.each([7, 365])('accepts %s days: expires_at is that many days from now', async (days) => {
+    const created = await createKey(app.services.sql, {
+      accountId: owner.id,
+      name: `expiry ${days}`,
+      expiresInDays: days,
+    })
+    expectAbout(created.expires_at, Date.now() + days * DAY_MS)
+    expect(await authenticate(app.services.sql, created.key)).toMatchObject({ keyId: created.id })
+  })
+
+  it('never expires when no expiry is given', async () => {
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'forever' })
+    expect(created.expires_at).toBeNull()
+    const [listed] = (await listKeys(app.services.sql, owner.id)).filter((k) => k.id === created.id)
+    expect(listed?.expires_at).toBeNull()
+  })
+
+  it('stops authenticating a key once it has expired', async () => {
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'short', expiresInDays: 7 })
+    expect(await authenticate(app.services.sql, created.key)).toBeDefined()
+    // Seven days pass.
+    await app.db.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${created.id}`
+    expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
+    const [listed] = (await listKeys(app.services.sql, owner.id)).filter((k) => k.id === created.id)
+    expect(listed?.status).toBe('expired')
+  })
+})
+
+describe('plan limits: Free 1 key, Pro unlimited', () => {
+  it('refuses a second key on Free with PLAN_LIMIT_REACHED, and allows one again after a revoke', async () => {
+    const owner = await account('free')
+    const first = await createKey(app.services.sql, { accountId: owner.id, name: 'first' })
+    const error = await refusal(createKey(app.services.sql, { accountId: owner.id, name: 'second' }))
+    expect(error.code).toBe('PLAN_LIMIT_REACHED')
+    expect(error.message).toMatch(/key/i)
+    expect(await keyCount(owner.id)).toBe(1)
+
+    await revokeKey(app.services.sql, first.id)
+    const replacement = await createKey(app.services.sql, { accountId: owner.id, name: 'replacement' })
+    expect(await authenticate(app.services.sql, replacement.key)).toMatchObject({ keyId: replacement.id })
+    // And the limit holds again with the replacement.
+    expect((await refusal(createKey(app.services.sql, { accountId: owner.id, name: 'third' }))).code).toBe(
+      'PLAN_LIMIT_REACHED',
+    )
+  })
+
+  it('lets a Pro account have several keys, all working', async () => {
+    const owner = await account('pro')
+    const keys = []
+    for (let i = 0; i < 4; i++) keys.push(await createKey(app.services.sql, { accountId: owner.id, name: `k${i}` }))
+    expect(await listKeys(app.services.sql, owner.id)).toHaveLength(4)
+    for (const k of keys) expect(await authenticate(app.services.sql, k.key)).toMatchObject({ keyId: k.id })
+  })
+
+  it('keeps existing keys working after a downgrade to Free, but refuses a new one', async () => {
+    const owner = await account('pro')
+    const a = await createKey(app.services.sql, { accountId: owner.id, name: 'a' })
+    const b = await createKey(app.services.sql, { accountId: owner.id, name: 'b' })
+    await setPlan(app.services.sql, owner.id, 'free')
+    expect(await authenticate(app.services.sql, a.key)).toMatchObject({ keyId: a.id, plan: 'free' })
+    expect(await authenticate(app.services.sql, b.key)).toMatchObject({ keyId: b.id, plan: 'free' })
+    expect((await refusal(createKey(app.services.sql, { accountId: owner.id, name: 'c' }))).code).toBe(
+      'PLAN_LIMIT_REACHED',
+    )
+  })
+})
+
+describe('rotateKey', () => {
+  it('issues a new secret for the same key; the old secret stops working at once', async () => {
+    const owner = await account()
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'rotating' })
+    const rotated = await rotateKey(app.services.sql, created.id)
+    expect(Object.keys(rotated).sort()).toEqual(['id', 'key'])
+    expect(rotated.id).toBe(created.id)
+    expect(rotated.key).not.toBe(created.key)
+    expect(rotated.key.startsWith(KEY_PREFIX)).toBe(true)
+
+    expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
+    expect(await authenticate(app.services.sql, rotated.key)).toEqual({
+      accountId: owner.id,
+      keyId: created.id,
+      plan: 'free',
+      connectionId: null,
+    })
+    // Same key: name kept, still one key on the account.
+    const listed = await listKeys(app.services.sql, owner.id)
+    expect(listed).toHaveLength(1)
+    expect(listed[0]).toMatchObject({ id: created.id, name: 'rotating', status: 'active' })
+
+    // Rotating again retires the second secret too.
+    const again = await rotateKey(app.services.sql, created.id)
+    expect(await authenticate(app.services.sql, rotated.key)).toBeUndefined()
+    expect(await authenticate(app.services.sql, again.key)).toMatchObject({ keyId: created.id })
+  })
+
+  it('keeps the scope and expiry of the key', async () => {
+    const owner = await account()
+    const conn = await connection(owner.id)
+    const created = await createKey(app.services.sql, {
+      accountId: owner.id,
+      name: 'scoped',
+      connectionId: conn.id,
+      expiresInDays: 30,
+    })
+    const rotated = await rotateKey(app.services.sql, created.id)
+    expect(await authenticate(app.services.sql, rotated.key)).toMatchObject({ connectionId: conn.id })
+    const [listed] = await listKeys(app.services.sql, owner.id)
+    expect(listed).toMatchObject({ connection_id: conn.id, expires_at: created.expires_at })
+  })
+
+  it('refuses an unknown key', async () => {
+    expect((await refusal(rotateKey(app.services.sql, 2_000_000_000))).status).toBe(404)
+  })
+})
+
+describe('revokeKey', () => {
+  it('disables the key permanently: status revoked, no authentication, no rotation', async () => {
+    const owner = await account()
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'doomed' })
+    const revoked = await revokeKey(app.services.sql, created.id)
+    expect(revoked).toMatchObject({ id: created.id, name: 'doomed', status: 'revoked' })
+    expect(revoked).not.toHaveProperty('key')
+    expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
+
+    const error = await refusal(rotateKey(app.services.sql, created.id))
+    expect(error.status).toBeGreaterThanOrEqual(400)
+    expect(error.status).toBeLessThan(500)
+    expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
+
+    // Still listed, as revoked.
+    const [listed] = await listKeys(app.services.sql, owner.id)
+    expect(listed).toMatchObject({ id: created.id, status: 'revoked' })
+  })
+
+  it('refuses an unknown key', async () => {
+    expect((await refusal(revokeKey(app.services.sql, 2_000_000_000))).status).toBe(404)
+  })
+})
+
+describe('connection scope', () => {
+  let owner: Account
+  let own: ConnectionView
+  let other: ConnectionView
+  beforeAll(async () => {
+    owner = await account('pro')
+    const stranger = await account('pro')
+    ;[own, other] = await Promise.all([connection(owner.id), connection(stranger.id)])
+  })
+
+  it('creates a key scoped to one of its own connections', async () => {
+    const created = await createKey(app.services.sql, {
+      accountId: owner.id,
+      name: 'scoped',
+      connectionId: own.id,
+    })
+    expect(created.connection_id).toBe(own.id)
+    expect(await authenticate(app.services.sql, created.key)).toEqual({
+      accountId: owner.id,
+      keyId: created.id,
+      plan: 'pro',
+      connectionId: own.id,
+    })
+  })
+
+  it("refuses to scope a new key to another account's connection and creates nothing", async () => {
+    const before = await keyCount(owner.id)
+    const error = await refusal(
+      createKey(app.services.sql, { accountId: owner.id, name: 'stolen', connectionId: other.id }),
+    )
+    expect(error.status).toBeGreaterThanOrEqual(400)
+    expect(error.status).toBeLessThan(500)
+    expect(await keyCount(owner.id)).toBe(before)
+  })
+
+  it('re-scopes a key to one connection and back to all connections', async () => {
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'rescoped' })
+    const scoped = await scopeKey(app.services.sql, created.id, own.id)
+    expect(scoped).toMatchObject({ id: created.id, connection_id: own.id, status: 'active' })
+    expect(await authenticate(app.services.sql, created.key)).toMatchObject({ connectionId: own.id })
+
+    const all = await scopeKey(app.services.sql, created.id, null)
+    expect(all).toMatchObject({ id: created.id, connection_id: null, status: 'active' })
+    expect(await authenticate(app.services.sql, created.key)).toMatchObject({ connectionId: null })
+  })
+
+  it("refuses to re-scope a key to another account's connection and leaves it unchanged", async () => {
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'kept', connectionId: own.id })
+    const error = await refusal(scopeKey(app.services.sql, created.id, other.id))
+    expect(error.status).toBeGreaterThanOrEqual(400)
+    expect(error.status).toBeLessThan(500)
+    expect(await authenticate(app.services.sql, created.key)).toMatchObject({ connectionId: own.id })
+    const [listed] = (await listKeys(app.services.sql, owner.id)).filter((k) => k.id === created.id)
+    expect(listed?.connection_id).toBe(own.id)
+  })
+
+  it('refuses to scope an unknown key', async () => {
+    expect((await refusal(scopeKey(app.services.sql, 2_000_000_000, null))).status).toBe(404)
+  })
+
+  it('stops a key scoped to a connection that is then deleted; an unscoped key keeps working', async () => {
+    const doomed = await connection(owner.id)
+    const scoped = await createKey(app.services.sql, {
+      accountId: owner.id,
+      name: 'on doomed',
+      connectionId: doomed.id,
+    })
+    const unscoped = await createKey(app.services.sql, { accountId: owner.id, name: 'everywhere' })
+    await deleteConnection(app.services.sql, doomed.id)
+    expect(await authenticate(app.services.sql, scoped.key)).toBeUndefined()
+    expect(await authenticate(app.services.sql, unscoped.key)).toMatchObject({ keyId: unscoped.id })
+  })
+})
+
+describe('authenticate', () => {
+  it('gives exactly {accountId, keyId, plan, connectionId} and follows the plan', async () => {
+    const owner = await account('free')
+    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'who' })
+    expect(await authenticate(app.services.sql, created.key)).toEqual({
+      accountId: owner.id,
+      keyId: created.id,
+      plan: 'free',
+      connectionId: null,
+    })
+    await setPlan(app.services.sql, owner.id, 'pro')
+    expect(await authenticate(app.services.sql, created.key)).toEqual({
+      accountId: owner.id,
+      keyId: created.id,
+      plan: 'pro',
+      connectionId: null,
+    })
+  })
+
+  it('refuses unknown, altered and malformed tokens', async () => {
+    const owner = await account()
+    const { key } = await createKey(app.services.sql, { accountId: owner.id, name: 'real' })
+    const last = key.at(-1) === 'A' ? 'B' : 'A'
+    for (const token of [
+      `${key.slice(0, -1)}${last}`,
+      `${key}x`,
+      key.slice(0, -1),
+      key.slice(KEY_PREFIX.length),
+      KEY_PREFIX,
+      '',
+      'not a key at all',
+    ]) {
+      expect(await authenticate(app.services.sql, token)).toBeUndefined()
+    }
+  })
+})
