@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { purgeExpired } from '../../src/worker/purge-expired.ts'
+import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp()
+})
+afterAll(async () => {
+  await app.close()
+})
+
+async function outboxRow(accountId: number, ageDays: number, status = 'sent'): Promise<number> {
+  const [row] = await app.services.sql<{ id: number }[]>`
+    insert into outbox (account_id, status, from_address, to_addresses, subject, message_id, created_at)
+    values (${accountId}, ${status}, 'a@example.com', '{b@example.com}', 's', '<m@example.com>',
+            now() - make_interval(days => ${ageDays}))
+    returning id`
+  return row?.id ?? 0
+}
+
+async function remaining(ids: number[]): Promise<number[]> {
+  const rows = await app.services.sql<
+    { id: number }[]
+  >`select id from outbox where id = any(${ids}) order by id`
+  return rows.map((r) => r.id)
+}
+
+describe('purge_expired keeps each plan’s email log retention', () => {
+  it('drops Free records older than 7 days and Pro records older than 90, never one in flight', async () => {
+    const free = await seedAccount(app, { plan: 'free' })
+    const pro = await seedAccount(app, { plan: 'pro' })
+    const freeOld = await outboxRow(free.account.id, 8)
+    const freeKept = await outboxRow(free.account.id, 6)
+    const freeSending = await outboxRow(free.account.id, 30, 'sending')
+    const proOld = await outboxRow(pro.account.id, 91)
+    const proKept = await outboxRow(pro.account.id, 89)
+
+    const purged = await purgeExpired(app.services.sql)
+
+    expect(purged.outbox).toBeGreaterThanOrEqual(2)
+    expect(await remaining([freeOld, freeKept, freeSending, proOld, proKept])).toEqual([
+      freeKept,
+      freeSending,
+      proKept,
+    ])
+  })
+
+  it('drops usage counters no give-back can reach any more, and keeps current ones', async () => {
+    const { account } = await seedAccount(app, { plan: 'free' })
+    const { sql } = app.services
+    await sql`insert into daily_usage (account_id, day, used) values
+      (${account.id}, (now() at time zone 'UTC')::date - 3, 5),
+      (${account.id}, (now() at time zone 'UTC')::date, 2)`
+
+    await purgeExpired(sql)
+
+    const days = await sql<{ used: number }[]>`select used from daily_usage where account_id = ${account.id}`
+    expect(days.map((d) => d.used)).toEqual([2])
+  })
+})
