@@ -49,9 +49,12 @@ describe('requests without a usable Authorization header', () => {
     expect(everyOperation).toHaveLength(18)
   })
 
-  it.each(everyOperation)('$method $path without an Authorization header answers 401 with the missing-header body', async (op) => {
-    await expectStatusAndBody(await call(op), 401, MISSING)
-  })
+  it.each(everyOperation)(
+    '$method $path without an Authorization header answers 401 with the missing-header body',
+    async (op) => {
+      await expectStatusAndBody(await call(op), 401, MISSING)
+    },
+  )
 
   for (const header of ['Basic abc', 'Bearer', 'Bearer  ']) {
     it.each(everyOperation)(
@@ -64,9 +67,12 @@ describe('requests without a usable Authorization header', () => {
 })
 
 describe('requests with a well-formed bearer header but no valid key', () => {
-  it.each(everyOperation)('$method $path with an unknown mr_ key answers 401 Invalid or expired API token', async (op) => {
-    await expectStatusAndBody(await call(op, `Bearer ${unknownKey()}`), 401, INVALID)
-  })
+  it.each(everyOperation)(
+    '$method $path with an unknown mr_ key answers 401 Invalid or expired API token',
+    async (op) => {
+      await expectStatusAndBody(await call(op, `Bearer ${unknownKey()}`), 401, INVALID)
+    },
+  )
 
   it('a token without the mr_ prefix is a wrong key: 401 Invalid or expired API token', async () => {
     await expectStatusAndBody(await call({ method: 'GET', path: '/templates' }, 'Bearer abc'), 401, INVALID)
@@ -90,9 +96,14 @@ describe('key lifecycle', () => {
 
   it('an expired key answers 401 Invalid or expired API token', async () => {
     const { account } = await seedAccount(app, { plan: 'pro' })
-    const created = await createKey(app.services.sql, { accountId: account.id, name: 'expiring', expiresInDays: 7 })
+    const created = await createKey(app.services.sql, {
+      accountId: account.id,
+      name: 'expiring',
+      expiresInDays: 7,
+    })
     expect((await listTemplatesWith(created.key)).status).toBe(200)
-    await app.services.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${created.id}`
+    await app.services
+      .sql`update api_keys set expires_at = now() - interval '1 second' where id = ${created.id}`
     await expectStatusAndBody(await listTemplatesWith(created.key), 401, INVALID)
   })
 
@@ -129,7 +140,9 @@ describe('key lifecycle', () => {
 describe('key storage and format', () => {
   it('stores only a SHA-256 hash of the key, never the key itself', async () => {
     const { key, keyId } = await seedAccount(app)
-    const [row] = await app.services.sql<Record<string, unknown>[]>`select * from api_keys where id = ${keyId}`
+    const [row] = await app.services.sql<
+      Record<string, unknown>[]
+    >`select * from api_keys where id = ${keyId}`
     if (!row) throw new Error('key row not found')
     for (const [column, value] of Object.entries(row)) {
       if (value === null || value === undefined) continue

@@ -212,21 +212,22 @@ describe('operations not implemented in this release', () => {
     ])
   })
 
-  it.each(
-    pending.map((op) => ({ ...op, METHOD: op.method.toUpperCase() })),
-  )('$METHOD $path with a valid key and body answers 501 NOT_IMPLEMENTED', async (op) => {
-    const { key } = await seedAccount(app, { plan: 'pro' })
-    const body = VALID_BODIES[op.operationId]
-    const response = await app.request(op.path.replace(/\{[^}]+\}/g, '1'), {
-      method: op.METHOD,
-      key,
-      ...(body ? { body } : {}),
-    })
-    expect(await statusAndBody(response)).toEqual({
-      status: 501,
-      body: { code: 'NOT_IMPLEMENTED', message: humanText },
-    })
-  })
+  it.each(pending.map((op) => ({ ...op, METHOD: op.method.toUpperCase() })))(
+    '$METHOD $path with a valid key and body answers 501 NOT_IMPLEMENTED',
+    async (op) => {
+      const { key } = await seedAccount(app, { plan: 'pro' })
+      const body = VALID_BODIES[op.operationId]
+      const response = await app.request(op.path.replace(/\{[^}]+\}/g, '1'), {
+        method: op.METHOD,
+        key,
+        ...(body ? { body } : {}),
+      })
+      expect(await statusAndBody(response)).toEqual({
+        status: 501,
+        body: { code: 'NOT_IMPLEMENTED', message: humanText },
+      })
+    },
+  )
 })
 
 describe('validation failures', () => {

@@ -287,7 +287,17 @@ describe('POST /send: validation body', () => {
     {
       name: 'missing `to`',
       body: { subject: 'Hi', text_body: 'Body' },
-      issues: [{ path: ['to'], code: expect.any(String) }],
+      issues: [{ path: ['to'], code: 'invalid_union' }],
+    },
+    {
+      name: '`to` as an empty string',
+      body: { ...valid, to: '' },
+      issues: [{ path: ['to'], code: 'too_small' }],
+    },
+    {
+      name: '`to` as an empty array',
+      body: { ...valid, to: [] },
+      issues: [{ path: ['to'], code: 'too_small' }],
     },
     {
       name: 'missing `subject`',
@@ -322,7 +332,7 @@ describe('POST /send: validation body', () => {
     {
       name: '`to` of the wrong type (number)',
       body: { ...valid, to: 42 },
-      issues: [{ path: ['to'], code: expect.any(String) }],
+      issues: [{ path: ['to'], code: 'invalid_union' }],
     },
     {
       name: '`subject` of the wrong type (number)',
@@ -335,11 +345,6 @@ describe('POST /send: validation body', () => {
     const { status, json } = await refused(body)
     expect(status).toBe(400)
     expect(json).toEqual(validation(issues))
-  })
-
-  it('`to` of the wrong type has a non-empty issue code', async () => {
-    const { json } = await refused({ ...valid, to: 42 })
-    expect(json.error.issues[0].code).toMatch(/\S/)
   })
 })
 

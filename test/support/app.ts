@@ -94,8 +94,13 @@ export async function seedAccount(
     email: `owner${++seq}-${process.pid}@example.com`,
     plan: options.plan ?? 'free',
   })
+  // Sinks log in with a plain user name, so the sending address needs giving unless the test chose one.
   const connection = options.connection
-    ? await addConnection(app.services, { accountId: account.id, ...options.connection })
+    ? await addConnection(app.services, {
+        accountId: account.id,
+        from: `sender${seq}-${process.pid}@example.com`,
+        ...options.connection,
+      })
     : undefined
   const key = await createKey(app.services.sql, {
     accountId: account.id,

@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { createApp } from '../src/http/app.ts'
+import { startTestApp, type TestApp } from './support/app.ts'
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']
+
+type PathItem = Record<string, { responses?: Record<string, unknown> }>
+interface Document {
+  openapi: string
+  info: { version: string }
+  servers: { url: string; variables?: Record<string, { default: string }> }[]
+  security: Record<string, string[]>[]
+  components: { securitySchemes: Record<string, Record<string, unknown>> }
+  paths: Record<string, PathItem>
+}
+
+let app: TestApp
+let source: Document
+
+beforeAll(async () => {
+  app = await startTestApp()
+  source = parse(await readFile(new URL('../openapi/openapi.yaml', import.meta.url), 'utf8')) as Document
+})
+
+afterAll(async () => {
+  await app?.close()
+})
+
+/** `METHOD /path` → sorted response status codes, for every operation of a document. */
+function operationsOf(paths: Record<string, PathItem>, prefix = ''): Map<string, string[]> {
+  const result = new Map<string, string[]>()
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!METHODS.includes(method)) continue
+      result.set(
+        `${method.toUpperCase()} ${prefix}${path}`,
+        Object.keys(operation.responses ?? {})
+          .map(String)
+          .sort(),
+      )
+    }
+  }
+  return result
+}
+
+describe('GET /v1/openapi.json', () => {
+  it('needs no authentication and serves exactly openapi/openapi.yaml', async () => {
+    const response = await fetch(`${app.baseUrl}/openapi.json`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(await response.json()).toEqual(source)
+  })
+
+  it('describes version 1.0.0 in OpenAPI 3.1', async () => {
+    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+    expect(document.info.version).toBe('1.0.0')
+    expect(document.openapi.startsWith('3.1')).toBe(true)
+  })
+
+  it('has the server {base_url} whose default already ends in /v1', async () => {
+    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+    const [server] = document.servers
+    expect(server?.url).toBe('{base_url}')
+    expect(server?.variables?.base_url?.default).toMatch(/\/v1$/)
+  })
+
+  it('requires a bearer token globally', async () => {
+    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+    expect(document.security).toEqual([{ bearerAuth: [] }])
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+  })
+})
+
+describe('routes registered by the app', () => {
+  it('are exactly the operations of the source, under /v1', () => {
+    const registered = createApp(app.services).getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: { title: 'x', version: '1' },
+    })
+    const fromApp = operationsOf(registered.paths as Record<string, PathItem>)
+    const fromSource = operationsOf(source.paths, '/v1')
+    expect(fromSource.size).toBe(18)
+    expect([...fromApp.keys()].sort()).toEqual([...fromSource.keys()].sort())
+  })
+
+  it('declare, for every operation, the same response status codes as the source', () => {
+    const registered = createApp(app.services).getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: { title: 'x', version: '1' },
+    })
+    const fromApp = operationsOf(registered.paths as Record<string, PathItem>)
+    const fromSource = operationsOf(source.paths, '/v1')
+    for (const [operation, statuses] of fromSource) {
+      expect(fromApp.get(operation), operation).toEqual(statuses)
+    }
+  })
+})
+
+describe('service pages', () => {
+  it('GET /health answers 200 {status: "ok"}', async () => {
+    const response = await fetch(`${app.url}/health`)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ status: 'ok' })
+  })
+
+  it('GET /reference answers 200 HTML that loads /v1/openapi.json', async () => {
+    const response = await fetch(`${app.url}/reference`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(await response.text()).toContain('/v1/openapi.json')
+  })
+})

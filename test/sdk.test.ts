@@ -1,0 +1,158 @@
+import { createClient, isMailroomError, type MailroomClient, MailroomError } from '@mailroom/sdk'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type SeededAccount, seedAccount, startTestApp, type TestApp } from './support/app.ts'
+
+/** Human text that may change: only required to be a non-empty string. */
+const humanText = expect.stringMatching(/\S/)
+const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/
+
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp()
+})
+
+afterAll(async () => {
+  await app?.close()
+})
+
+function clientFor(owner: SeededAccount | string): MailroomClient {
+  return createClient({ baseUrl: app.baseUrl, apiKey: typeof owner === 'string' ? owner : owner.key })
+}
+
+/** Runs `call`, which must reject with a MailroomError, and returns that error. */
+async function failure(call: () => Promise<unknown>): Promise<MailroomError> {
+  let caught: unknown
+  try {
+    await call()
+  } catch (error) {
+    caught = error
+  }
+  expect(caught).toBeInstanceOf(MailroomError)
+  expect(isMailroomError(caught)).toBe(true)
+  return caught as MailroomError
+}
+
+const content = { name: 'Renewal reminder', subject: 'Your plan renews soon', text_body: 'Hi {{first_name}}' }
+
+describe('templates through the SDK', () => {
+  it('create, list, get, update and delete round-trip against the server', async () => {
+    const owner = await seedAccount(app)
+    const mailroom = clientFor(owner)
+
+    const created = await mailroom.templates.create(content)
+    expect(created).toEqual({
+      success: true,
+      template: {
+        id: expect.any(Number),
+        user_id: owner.account.id,
+        ...content,
+        html_body: null,
+        created_at: expect.stringMatching(TIMESTAMP),
+        updated_at: expect.stringMatching(TIMESTAMP),
+      },
+    })
+    const { template } = created
+
+    expect(await mailroom.templates.list()).toEqual({ success: true, templates: [template] })
+    expect(await mailroom.templates.get(template.id)).toEqual({ success: true, template })
+
+    const updated = await mailroom.templates.update(template.id, { html_body: '<p>Hi</p>' })
+    expect(updated).toEqual({
+      success: true,
+      template: { ...template, html_body: '<p>Hi</p>', updated_at: expect.stringMatching(TIMESTAMP) },
+    })
+    expect(await mailroom.templates.get(template.id)).toEqual(updated)
+
+    expect(await mailroom.templates.delete(template.id)).toEqual({ success: true, message: humanText })
+    expect(await mailroom.templates.list()).toEqual({ success: true, templates: [] })
+  })
+})
+
+describe('errors surface as MailroomError with status and code', () => {
+  it('401: an unknown key gives UNAUTHORIZED', async () => {
+    const error = await failure(() => clientFor(`mr_${'x'.repeat(43)}`).templates.list())
+    expect(error.status).toBe(401)
+    expect(error.code).toBe('UNAUTHORIZED')
+    expect(error.body).toEqual({ error: 'Invalid or expired API token' })
+  })
+
+  it('403: another account’s template gives ACCESS_DENIED', async () => {
+    const owner = await seedAccount(app)
+    const intruder = await seedAccount(app)
+    const { template } = await clientFor(owner).templates.create(content)
+    for (const call of [
+      () => clientFor(intruder).templates.get(template.id),
+      () => clientFor(intruder).templates.update(template.id, { name: 'Hijacked' }),
+      () => clientFor(intruder).templates.delete(template.id),
+    ]) {
+      const error = await failure(call)
+      expect(error.status).toBe(403)
+      expect(error.code).toBe('ACCESS_DENIED')
+      expect(error.body).toEqual({ error: 'Access denied' })
+    }
+    expect(await clientFor(owner).templates.get(template.id)).toEqual({ success: true, template })
+  })
+
+  it('403: the Free plan’s 4th template gives TEMPLATE_LIMIT_REACHED with limit details', async () => {
+    const owner = await seedAccount(app, { plan: 'free' })
+    const mailroom = clientFor(owner)
+    for (let i = 1; i <= 3; i++) await mailroom.templates.create({ ...content, name: `Template ${i}` })
+    const error = await failure(() => mailroom.templates.create({ ...content, name: 'Template 4' }))
+    expect(error.status).toBe(403)
+    expect(error.code).toBe('TEMPLATE_LIMIT_REACHED')
+    expect(error.details).toEqual({ limit: 3, used: 3, upgradeRequired: true })
+    expect(error.message).toMatch(/\S/)
+    expect(error.body).toEqual({
+      error: 'Template limit reached',
+      limit: 3,
+      used: 3,
+      upgradeRequired: true,
+      message: humanText,
+    })
+  })
+
+  it('404: an unknown template gives NOT_FOUND', async () => {
+    const owner = await seedAccount(app)
+    const mailroom = clientFor(owner)
+    const { template } = await mailroom.templates.create(content)
+    await mailroom.templates.delete(template.id)
+    for (const call of [
+      () => mailroom.templates.get(template.id),
+      () => mailroom.templates.update(template.id, { name: 'Gone' }),
+      () => mailroom.templates.delete(template.id),
+    ]) {
+      const error = await failure(call)
+      expect(error.status).toBe(404)
+      expect(error.code).toBe('NOT_FOUND')
+      expect(error.body).toEqual({ error: humanText })
+    }
+  })
+
+  it('400: a body failing validation gives VALIDATION_ERROR with its issues', async () => {
+    const owner = await seedAccount(app)
+    const error = await failure(() => clientFor(owner).templates.create({ ...content, name: '' }))
+    expect(error.status).toBe(400)
+    expect(error.code).toBe('VALIDATION_ERROR')
+    expect(error.issues).toEqual([{ path: ['name'], message: humanText, code: 'too_small' }])
+  })
+
+  it('400: a subject over 998 characters on update gives VALIDATION_ERROR with its issues', async () => {
+    const owner = await seedAccount(app)
+    const mailroom = clientFor(owner)
+    const { template } = await mailroom.templates.create(content)
+    const error = await failure(() => mailroom.templates.update(template.id, { subject: 's'.repeat(999) }))
+    expect(error.status).toBe(400)
+    expect(error.code).toBe('VALIDATION_ERROR')
+    expect(error.issues).toEqual([{ path: ['subject'], message: humanText, code: 'too_big' }])
+  })
+
+  it('501: an operation not implemented yet (audiences.list) gives NOT_IMPLEMENTED', async () => {
+    const owner = await seedAccount(app, { plan: 'pro' })
+    const error = await failure(() => clientFor(owner).audiences.list())
+    expect(error.status).toBe(501)
+    expect(error.code).toBe('NOT_IMPLEMENTED')
+    expect(error.message).toMatch(/\S/)
+    expect(error.body).toEqual({ code: 'NOT_IMPLEMENTED', message: humanText })
+  })
+})

@@ -1,0 +1,395 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { listConnections, type QuotaInput } from '../../src/connections/connections.ts'
+import { sealPassword } from '../../src/connections/secret-box.ts'
+import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { type SinkBehaviour, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+
+// Contract: POST /send — what the SMTP server's answer becomes (200, 429 RATE_LIMITED on
+// push-back, 500 INTERNAL_ERROR with the server's reason), that a failed send uses no quota,
+// automatic pausing after repeated provider failures, and no clear-text fallback on 587.
+
+const nonEmpty = expect.stringMatching(/\S/)
+const REFUSED = 'nobody@example.com'
+const SPAM = { code: 554, message: '5.7.1 Message rejected as spam' }
+
+let app: TestApp
+/** Accepts everything except mail to REFUSED (550 5.1.1 at RCPT). */
+let good: SmtpSink
+/** Its DATA reply is set per test (and reset after each); also refuses REFUSED at RCPT. */
+let flaky: SmtpSink
+const extraSinks: SmtpSink[] = []
+
+beforeAll(async () => {
+  app = await startTestApp()
+  ;[good, flaky] = await Promise.all([
+    startSmtpSink({ port: 587, behaviour: { rejectRecipients: [REFUSED] } }),
+    startSmtpSink({ port: 465, behaviour: { rejectRecipients: [REFUSED] } }),
+  ])
+})
+
+afterEach(() => {
+  flaky?.setBehaviour({ rejectData: undefined })
+})
+
+afterAll(async () => {
+  await app?.close()
+  await Promise.all([good, flaky, ...extraSinks].map((s) => s?.close()))
+})
+
+async function extraSink(options: Parameters<typeof startSmtpSink>[0]) {
+  const sink = await startSmtpSink(options)
+  extraSinks.push(sink)
+  return sink
+}
+
+let seq = 0
+
+/** A Free account whose only (default) connection goes to `sink`, and its unscoped key. */
+function account(sink: SmtpSink, quota?: QuotaInput): Promise<SeededAccount> {
+  const n = ++seq
+  return seedAccount(app, {
+    plan: 'free',
+    connection: { ...sink.login, from: `sender${n}@smtp-${n}.example`, rate: 6000, ...(quota ? { quota } : {}) },
+  })
+}
+
+async function send(seeded: SeededAccount, to = 'ada@example.com') {
+  const res = await app.request('/send', {
+    method: 'POST',
+    key: seeded.key,
+    body: { to, subject: `SMTP outcome ${++seq}`, text_body: 'Hello' },
+  })
+  return { res, json: await res.json() }
+}
+
+function setReply(reply: SinkBehaviour['rejectData']) {
+  flaky.setBehaviour({ rejectData: reply })
+}
+
+async function expectSent(seeded: SeededAccount, sink: SmtpSink) {
+  const before = sink.messages.length
+  const { res, json } = await send(seeded)
+  expect(res.status, JSON.stringify(json)).toBe(200)
+  expect(json.success).toBe(true)
+  expect(sink.messages.length).toBe(before + 1)
+}
+
+async function expectInternalError(seeded: SeededAccount, to = 'ada@example.com') {
+  const { res, json } = await send(seeded, to)
+  expect(res.status, JSON.stringify(json)).toBe(500)
+  expect(json).toEqual({ code: 'INTERNAL_ERROR', message: nonEmpty })
+  return json.message as string
+}
+
+async function expectPushback(seeded: SeededAccount) {
+  const { res, json } = await send(seeded)
+  expect(res.status, JSON.stringify(json)).toBe(429)
+  expect(json).toEqual({ code: 'RATE_LIMITED', message: nonEmpty, details: { retryAfter: expect.any(Number) } })
+  const { retryAfter } = json.details
+  expect(Number.isInteger(retryAfter)).toBe(true)
+  expect(retryAfter).toBeGreaterThanOrEqual(1)
+  expect(res.headers.get('retry-after')).toBe(String(retryAfter))
+}
+
+/** 403 CONNECTION_PAUSED, and the sink (accepting again) gets nothing. */
+async function expectPaused(seeded: SeededAccount, sink: SmtpSink) {
+  const before = sink.messages.length
+  const { res, json } = await send(seeded)
+  expect(res.status, JSON.stringify(json)).toBe(403)
+  expect(json).toEqual({ code: 'CONNECTION_PAUSED', message: nonEmpty })
+  expect(sink.messages.length).toBe(before)
+}
+
+async function statusOf(seeded: SeededAccount) {
+  const [view] = await listConnections(app.services.sql, seeded.account.id)
+  return view?.status
+}
+
+/** Seconds until the connection's pause ends (negative or null when not paused). */
+async function pauseSecondsLeft(seeded: SeededAccount): Promise<number | null> {
+  const [row] = await app.services.sql<{ left: number | null }[]>`
+    select extract(epoch from paused_until - now())::float8 as left from connections
+    where id = ${seeded.connection?.id as number}`
+  return row?.left ?? null
+}
+
+async function lastOutbox(seeded: SeededAccount) {
+  const [row] = await app.services.sql<{ status: string; error: string | null; sent_at: Date | null }[]>`
+    select status, error, sent_at from outbox where account_id = ${seeded.account.id} order by id desc limit 1`
+  return row
+}
+
+async function usage(seeded: SeededAccount) {
+  const [row] = await app.services.sql<{ quota: number; daily: number }[]>`
+    select
+      (select coalesce(sum(used), 0)::int from quota_usage where connection_id = ${seeded.connection?.id as number}) as quota,
+      (select coalesce(sum(used), 0)::int from daily_usage where account_id = ${seeded.account.id}) as daily`
+  return row
+}
+
+describe('SMTP rejections → 500 INTERNAL_ERROR with the server reason', () => {
+  it('a recipient refused by the server (550 5.1.1): reason in message, outbox record failed', async () => {
+    const seeded = await account(good)
+    const before = good.messages.length
+    const message = await expectInternalError(seeded, REFUSED)
+    expect(message).toContain('5.1.1')
+    expect(good.messages.length).toBe(before)
+    const row = await lastOutbox(seeded)
+    expect(row).toEqual({ status: 'failed', error: expect.stringContaining('5.1.1'), sent_at: null })
+  })
+
+  it('DATA rejected with 554 (not a quota reply): reason in message', async () => {
+    const seeded = await account(flaky)
+    setReply(SPAM)
+    const before = flaky.messages.length
+    const message = await expectInternalError(seeded)
+    expect(message).toContain('5.7.1 Message rejected as spam')
+    expect(flaky.messages.length).toBe(before)
+    expect(await lastOutbox(seeded)).toEqual({
+      status: 'failed',
+      error: expect.stringContaining('Message rejected as spam'),
+      sent_at: null,
+    })
+  })
+
+  it('an unreachable server (closed after the connection was saved)', async () => {
+    const gone = await extraSink({ port: 2525 })
+    const seeded = await account(gone)
+    await gone.close()
+    await expectInternalError(seeded)
+    expect((await lastOutbox(seeded))?.status).toBe('failed')
+  })
+
+  it('a password changed on the server after the connection was saved', async () => {
+    const first = await extraSink({ port: 2525, password: 'first-password' })
+    const seeded = await account(first)
+    await expectSent(seeded, first)
+    await first.close()
+    const changed = await extraSink({ port: 2525, host: first.host, password: 'changed-password' })
+    const message = await expectInternalError(seeded)
+    expect(message).toContain('5.7.8')
+    expect(changed.authAttempts).toBeGreaterThanOrEqual(1)
+    expect(changed.messages).toEqual([])
+  })
+
+  it('a wrong stored password (updated in the database): 500, nothing delivered', async () => {
+    const seeded = await account(good)
+    await expectSent(seeded, good)
+    await app.services.sql`
+      update connections set password_encrypted = ${sealPassword(TEST_SECRET, 'not-the-password')}
+      where id = ${seeded.connection?.id as number}`
+    const before = good.messages.length
+    const message = await expectInternalError(seeded)
+    expect(message).toContain('Authentication credentials invalid')
+    expect(good.messages.length).toBe(before)
+  })
+})
+
+describe('provider push-back → 429 RATE_LIMITED with Retry-After', () => {
+  it.each([
+    { code: 451, message: '4.7.1 Try again later' },
+    { code: 421, message: '4.7.0 Too many messages, slow down' },
+    { code: 450, message: '4.2.1 Mailbox temporarily unavailable' },
+    { code: 452, message: '4.3.1 Insufficient system storage' },
+    { code: 454, message: 'Throttling failure: Daily message quota exceeded' },
+    { code: 550, message: '5.4.5 Daily sending quota exceeded' },
+    {
+      code: 554,
+      message:
+        '5.2.0 STOREDRV.Submission.Exception:SubmissionQuotaExceededException; Failed to process message due to a permanent exception',
+    },
+  ])('DATA answered $code $message', async (reply) => {
+    const seeded = await account(flaky)
+    setReply(reply)
+    const before = flaky.messages.length
+    await expectPushback(seeded)
+    expect(flaky.messages.length).toBe(before)
+  })
+})
+
+describe('a failed send uses no quota', () => {
+  it('quota 1 per day: a refused send, then a good send succeeds, then the quota is used', async () => {
+    const seeded = await account(good, { quota: 1, per: 'day' })
+    await expectInternalError(seeded, REFUSED)
+    expect(await usage(seeded)).toEqual({ quota: 0, daily: 0 })
+
+    await expectSent(seeded, good)
+    expect(await usage(seeded)).toEqual({ quota: 1, daily: 1 })
+
+    const { res, json } = await send(seeded)
+    expect(res.status).toBe(429)
+    const midnight = new Date()
+    midnight.setUTCHours(24, 0, 0, 0)
+    expect(json).toEqual({
+      code: 'QUOTA_EXCEEDED',
+      message: nonEmpty,
+      details: { limit: 1, used: 1, resetsAt: midnight.toISOString() },
+    })
+    expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/)
+    expect(await usage(seeded)).toEqual({ quota: 1, daily: 1 })
+  })
+
+  it('quota 1 per day: a push-back, then a good send succeeds', async () => {
+    const seeded = await account(flaky, { quota: 1, per: 'day' })
+    setReply({ code: 451, message: '4.7.1 Try again later' })
+    await expectPushback(seeded)
+    expect(await usage(seeded)).toEqual({ quota: 0, daily: 0 })
+    setReply(undefined)
+    await expectSent(seeded, flaky)
+    expect(await usage(seeded)).toEqual({ quota: 1, daily: 1 })
+  })
+
+  it('an unreachable server leaves the quota and the Free daily count unchanged', async () => {
+    const gone = await extraSink({ port: 465 })
+    const seeded = await account(gone, { quota: 1, per: 'hour' })
+    await gone.close()
+    await expectInternalError(seeded)
+    await expectInternalError(seeded)
+    expect(await usage(seeded)).toEqual({ quota: 0, daily: 0 })
+  })
+})
+
+describe('connection health: automatic pauses', () => {
+  const PUSHBACK = { code: 451, message: '4.7.1 Try again later' }
+
+  async function pushbacks(seeded: SeededAccount, n: number) {
+    for (let i = 0; i < n; i++) await expectPushback(seeded)
+  }
+
+  it('5 consecutive push-backs pause the connection (4 do not); the next send is 403 CONNECTION_PAUSED', async () => {
+    const seeded = await account(flaky)
+    setReply(PUSHBACK)
+    await pushbacks(seeded, 4)
+    expect(await statusOf(seeded)).toBe('active')
+    await pushbacks(seeded, 1)
+
+    const [view] = await listConnections(app.services.sql, seeded.account.id)
+    expect(view?.status).toBe('paused')
+    expect(view?.paused_until).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+    const left = await pauseSecondsLeft(seeded)
+    expect(left).toBeGreaterThan(14 * 60)
+    expect(left).toBeLessThanOrEqual(15 * 60)
+
+    setReply(undefined)
+    await expectPaused(seeded, flaky)
+  })
+
+  it('4 failures, a success, 4 failures: not paused (the success reset the count)', async () => {
+    const seeded = await account(flaky)
+    setReply(PUSHBACK)
+    await pushbacks(seeded, 4)
+    setReply(undefined)
+    await expectSent(seeded, flaky)
+    setReply(PUSHBACK)
+    await pushbacks(seeded, 4)
+    expect(await statusOf(seeded)).toBe('active')
+    setReply(undefined)
+    await expectSent(seeded, flaky)
+  })
+
+  it('a refused recipient (550 5.1.1) does not count toward pausing', async () => {
+    const seeded = await account(flaky)
+    setReply(PUSHBACK)
+    await pushbacks(seeded, 4)
+    // Refused at RCPT, before DATA: if it counted it would be the fifth failure.
+    await expectInternalError(seeded, REFUSED)
+    expect(await statusOf(seeded)).toBe('active')
+    setReply(undefined)
+    await expectSent(seeded, flaky)
+  })
+
+  it('many refused recipients alone never pause', async () => {
+    const seeded = await account(good)
+    for (let i = 0; i < 6; i++) await expectInternalError(seeded, REFUSED)
+    expect(await statusOf(seeded)).toBe('active')
+    await expectSent(seeded, good)
+  })
+
+  it('a non-quota DATA rejection (554 5.7.1) does not count toward pausing', async () => {
+    const seeded = await account(flaky)
+    setReply(SPAM)
+    for (let i = 0; i < 5; i++) await expectInternalError(seeded)
+    expect(await statusOf(seeded)).toBe('active')
+    setReply(undefined)
+    await expectSent(seeded, flaky)
+  })
+
+  it('5 authentication failures in a row pause the connection', async () => {
+    const seeded = await account(good)
+    await app.services.sql`
+      update connections set password_encrypted = ${sealPassword(TEST_SECRET, 'wrong-password')}
+      where id = ${seeded.connection?.id as number}`
+    for (let i = 0; i < 4; i++) await expectInternalError(seeded)
+    expect(await statusOf(seeded)).toBe('active')
+    await expectInternalError(seeded)
+    expect(await statusOf(seeded)).toBe('paused')
+    // Even with the right password back, the paused connection is not used.
+    await app.services.sql`
+      update connections set password_encrypted = ${sealPassword(TEST_SECRET, good.password)}
+      where id = ${seeded.connection?.id as number}`
+    await expectPaused(seeded, good)
+  })
+
+  it('5 unreachable attempts in a row pause the connection', async () => {
+    const gone = await extraSink({ port: 587 })
+    const seeded = await account(gone)
+    await gone.close()
+    for (let i = 0; i < 4; i++) await expectInternalError(seeded)
+    expect(await statusOf(seeded)).toBe('active')
+    await expectInternalError(seeded)
+    expect(await statusOf(seeded)).toBe('paused')
+    await expectPaused(seeded, gone)
+  })
+
+  it('the pause lifts by itself once its time has passed', async () => {
+    const seeded = await account(flaky)
+    setReply(PUSHBACK)
+    await pushbacks(seeded, 5)
+    setReply(undefined)
+    await expectPaused(seeded, flaky)
+    await app.services.sql`
+      update connections set paused_until = now() - interval '1 second' where id = ${seeded.connection?.id as number}`
+    expect(await statusOf(seeded)).toBe('active')
+    await expectSent(seeded, flaky)
+  })
+
+  it('a second automatic pause lasts twice as long as the first (≈30 min after ≈15 min)', async () => {
+    const seeded = await account(flaky)
+    setReply(PUSHBACK)
+    await pushbacks(seeded, 5)
+    const first = (await pauseSecondsLeft(seeded)) as number
+    expect(first).toBeGreaterThan(14 * 60)
+    expect(first).toBeLessThanOrEqual(15 * 60)
+
+    await app.services.sql`
+      update connections set paused_until = now() - interval '1 second' where id = ${seeded.connection?.id as number}`
+    // The count starts again after a pause: 4 more failures do not pause.
+    await pushbacks(seeded, 4)
+    expect(await statusOf(seeded)).toBe('active')
+    await pushbacks(seeded, 1)
+    expect(await statusOf(seeded)).toBe('paused')
+    const second = (await pauseSecondsLeft(seeded)) as number
+    expect(second).toBeGreaterThan(29 * 60)
+    expect(second).toBeLessThanOrEqual(30 * 60)
+    expect(second).toBeGreaterThan(first * 1.9)
+  })
+})
+
+describe('certificates and STARTTLS', () => {
+  it('a 587 server that stops offering STARTTLS after the connection was saved gets neither login nor message', async () => {
+    const original = await extraSink({ port: 587, password: 'starttls-password' })
+    const seeded = await account(original)
+    await original.close()
+    const plain = await extraSink({
+      port: 587,
+      host: original.host,
+      password: 'starttls-password',
+      offerStartTls: false,
+    })
+    await expectInternalError(seeded)
+    expect(plain.connections).toBeGreaterThanOrEqual(1)
+    expect(plain.authAttempts).toBe(0)
+    expect(plain.messages).toEqual([])
+    expect((await lastOutbox(seeded))?.status).toBe('failed')
+  })
+})

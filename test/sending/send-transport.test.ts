@@ -1,0 +1,126 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { updateConnection } from '../../src/connections/connections.ts'
+import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+
+const run = promisify(execFile)
+
+let app: TestApp
+let sink: SmtpSink
+let owner: SeededAccount
+
+beforeAll(async () => {
+  app = await startTestApp()
+  sink = await startSmtpSink({ port: 587 })
+  owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login, rate: 6000 } })
+})
+afterAll(async () => {
+  await app.close()
+  await sink.close()
+})
+
+function send(body: Record<string, unknown>) {
+  return app.request('/send', { key: owner.key, body })
+}
+
+describe('SMTP transports are pooled per connection', () => {
+  it('reuses one SMTP session across requests instead of logging in for each', async () => {
+    const before = {
+      connections: sink.connections,
+      logins: sink.authAttempts,
+      messages: sink.messages.length,
+    }
+    for (let i = 0; i < 5; i++) {
+      const response = await send({ to: 'pool@example.com', subject: `pooled ${i}`, text_body: 'x' })
+      expect(response.status).toBe(200)
+    }
+    await sink.waitForMessages(before.messages + 5)
+    // The pool may open up to two sessions; five fresh logins would mean no reuse.
+    expect(sink.authAttempts - before.logins).toBeLessThanOrEqual(2)
+    expect(sink.connections - before.connections).toBeLessThanOrEqual(2)
+  })
+
+  it('rebuilds the transport when the connection’s login changes', async () => {
+    const before = await startSmtpSink({ port: 2525, password: 'first-password' })
+    const account = await seedAccount(app, { plan: 'pro', connection: { ...before.login, rate: 6000 } })
+    const first = await app.request('/send', {
+      key: account.key,
+      body: { to: 'a@example.com', subject: 'before', text_body: 'x' },
+    })
+    expect(first.status).toBe(200)
+    await before.close()
+
+    // The server now only takes a new password; a kept transport would still log in with the old one.
+    const after = await startSmtpSink({ port: 2525, host: before.host, password: 'second-password' })
+    await updateConnection(app.services, account.connection?.id ?? 0, { password: 'second-password' })
+    const second = await app.request('/send', {
+      key: account.key,
+      body: { to: 'a@example.com', subject: 'after', text_body: 'x' },
+    })
+
+    expect(second.status).toBe(200)
+    expect((await after.waitForMessages(1))[0]?.headers.get('subject')).toBe('after')
+    await after.close()
+  })
+})
+
+describe('only known fields reach SMTP', () => {
+  it('ignores caller-supplied headers, envelope, attachments and raw source', async () => {
+    const count = sink.messages.length
+    const response = await send({
+      to: 'known@example.com',
+      subject: 'known fields',
+      text_body: 'plain',
+      headers: { 'X-Evil': '1', Bcc: 'spy@example.com' },
+      envelope: { from: 'spoof@example.com', to: ['spy@example.com'] },
+      attachments: [{ path: '/etc/passwd' }, { href: 'http://127.0.0.1:9/secret' }],
+      raw: 'From: spoof@example.com\r\n\r\nraw',
+      replyTo: 'spy@example.com',
+    })
+    expect(response.status).toBe(200)
+    const [message] = (await sink.waitForMessages(count + 1)).slice(count)
+    expect(message?.envelope).toEqual({ from: owner.connection?.from, to: ['known@example.com'] })
+    expect(message?.headers.has('x-evil')).toBe(false)
+    expect(message?.headers.has('bcc')).toBe(false)
+    expect(message?.headers.has('reply-to')).toBe(false)
+    expect(message?.raw).not.toContain('root:')
+    expect(message?.raw).not.toContain('Content-Disposition: attachment')
+  })
+})
+
+describe('the outbox', () => {
+  it('shows every attempted send to the operator, newest first', async () => {
+    const account = await seedAccount(app, {
+      plan: 'free',
+      connection: { ...sink.login, from: 'outbox@example.com' },
+    })
+    const sent = await app.request('/send', {
+      key: account.key,
+      body: { to: 'one@example.com', cc: 'two@example.com', subject: 'for the outbox', text_body: 'x' },
+    })
+    const body = (await sent.json()) as { outboxId: number; messageId: string }
+
+    const { stdout } = await run(
+      process.execPath,
+      ['bin/mailroom.js', 'outbox', 'list', '--account', String(account.account.id), '--limit', '5'],
+      { env: { ...process.env, DATABASE_URL: app.db.url, MAILROOM_SECRET: TEST_SECRET } },
+    )
+    const records = JSON.parse(stdout) as Record<string, unknown>[]
+    expect(records).toEqual([
+      expect.objectContaining({
+        id: body.outboxId,
+        status: 'sent',
+        connection_id: account.connection?.id,
+        from: 'outbox@example.com',
+        to: ['one@example.com'],
+        cc: ['two@example.com'],
+        bcc: [],
+        subject: 'for the outbox',
+        message_id: body.messageId,
+        error: null,
+      }),
+    ])
+  })
+})
