@@ -5,12 +5,8 @@ export const FAILURES_BEFORE_PAUSE = 5
 const FIRST_PAUSE_MINUTES = 15
 const LONGEST_PAUSE_MINUTES = 24 * 60
 
-/** A delivered message clears the connection's failure count and its pause history. */
-export async function recordDeliverySuccess(sql: Db, connectionId: number): Promise<void> {
-  await sql`
-    update connections set consecutive_failures = 0, pause_streak = 0
-    where id = ${connectionId} and (consecutive_failures <> 0 or pause_streak <> 0)`
-}
+// A delivered message clears the failure count and the pause streak: see recordDelivered in
+// src/sending/outbox.ts, which does it in the same statement that marks the message sent.
 
 /**
  * Counts a provider failure (push-back, refused login, unreachable server). The fifth in a row

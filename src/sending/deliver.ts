@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { recordDeliverySuccess, recordProviderFailure } from '../connections/health.ts'
+import { recordProviderFailure } from '../connections/health.ts'
 import type { SendingConnection } from '../connections/selection.ts'
 import {
   classifySmtpError,
@@ -9,6 +9,7 @@ import {
 } from '../connections/smtp-transport.ts'
 import type { Db } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
+import { recordDelivered } from './outbox.ts'
 import type { TransportPool } from './transports.ts'
 
 export interface OutgoingMessage {
@@ -49,15 +50,18 @@ function oneLine(value: string): string {
 }
 
 /**
- * Sends one message through one connection and waits for the server to accept it: the only way
- * Mailroom hands mail to SMTP (POST /send, the queue and batches all come here). Records the
- * outcome on the connection's health: provider failures count toward a pause, a success clears it.
+ * Sends one recorded outbox message through one connection and waits for the server to accept
+ * it: the only way Mailroom hands mail to SMTP (POST /send, the queue and batches all come
+ * here). A success marks the outbox record sent; every outcome is counted on the connection's
+ * health (provider failures toward a pause, a success clears them). What a failure does to the
+ * outbox record is the caller's to decide (fail it, or wait and retry).
  */
 export async function deliver(
   context: DeliveryContext,
   connection: SendingConnection,
+  outboxId: number,
   message: OutgoingMessage,
-): Promise<{ messageId: string; response: string }> {
+): Promise<{ messageId: string }> {
   try {
     const transporter = await context.transports.get(connection)
     // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw source.
@@ -73,8 +77,8 @@ export async function deliver(
       disableFileAccess: true,
       disableUrlAccess: true,
     })
-    await recordDeliverySuccess(context.sql, connection.id)
-    return { messageId: info.messageId, response: String(info.response ?? '') }
+    await recordDelivered(context.sql, outboxId, connection.id, info.messageId)
+    return { messageId: info.messageId }
   } catch (error) {
     const kind = classifySmtpError(error)
     const reason = smtpReason(error)

@@ -60,11 +60,24 @@ export async function recordAttempt(tx: Db, attempt: NewAttempt): Promise<number
   return row?.id
 }
 
-export async function markSent(sql: Db, id: number, messageId: string): Promise<void> {
+/**
+ * Marks the record sent and clears the connection's failure count, in one round trip: this is
+ * on every successful send's path.
+ */
+export async function recordDelivered(
+  sql: Db,
+  id: number,
+  connectionId: number,
+  messageId: string,
+): Promise<void> {
   await sql`
-    update outbox set status = 'sent', message_id = ${messageId}, sent_at = now(), lease_expires_at = null,
-      updated_at = now()
-    where id = ${id}`
+    with sent as (
+      update outbox set status = 'sent', message_id = ${messageId}, sent_at = now(), lease_expires_at = null,
+        updated_at = now()
+      where id = ${id}
+    )
+    update connections set consecutive_failures = 0, pause_streak = 0
+    where id = ${connectionId} and (consecutive_failures <> 0 or pause_streak <> 0)`
 }
 
 /**
@@ -78,22 +91,30 @@ export async function markFailed(sql: Db, id: number, error: string, releaseKey 
     where id = ${id}`
 }
 
-/** The attempt an idempotency key points at; an attempt whose lease ran out is settled as failed first. */
+/**
+ * The attempt an idempotency key points at. An attempt still `sending` after its lease ran out
+ * belonged to a process that died: it is settled as failed here, since its outcome is unknown.
+ */
 export async function attemptByIdempotencyKey(
   sql: Db,
   accountId: number,
   key: Buffer,
 ): Promise<(OutboxRecord & { in_flight: boolean }) | undefined> {
-  await sql`
-    update outbox set status = 'failed', lease_expires_at = null, updated_at = now(),
-      error = 'The attempt was interrupted before the SMTP server answered; its outcome is unknown'
-    where account_id = ${accountId} and idempotency_key_sha256 = ${key}
-      and status = 'sending' and lease_expires_at <= now()`
-  const [row] = await sql<(OutboxRecord & { in_flight: boolean })[]>`
-    select ${COLUMNS(sql)}, status = 'sending' as in_flight
+  const [row] = await sql<(OutboxRecord & { in_flight: boolean; lease_over: boolean })[]>`
+    select ${COLUMNS(sql)}, status = 'sending' as in_flight, lease_expires_at <= now() as lease_over
     from outbox where account_id = ${accountId} and idempotency_key_sha256 = ${key}`
-  return row
+  if (!row) return undefined
+  const { lease_over, ...record } = row
+  if (!(record.in_flight && lease_over)) return record
+  const [settled] = await sql<(OutboxRecord & { in_flight: boolean })[]>`
+    update outbox set status = 'failed', lease_expires_at = null, updated_at = now(), error = ${INTERRUPTED}
+    where id = ${record.id} and status = 'sending'
+    returning ${COLUMNS(sql)}, false as in_flight`
+  // Another request may have settled it a moment earlier; read what it wrote.
+  return settled ?? attemptByIdempotencyKey(sql, accountId, key)
 }
+
+const INTERRUPTED = 'The attempt was interrupted before the SMTP server answered; its outcome is unknown'
 
 export function listOutbox(sql: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
   return sql<OutboxRecord[]>`

@@ -8,7 +8,7 @@ import { type Reservation, release, reserve } from '../quota/reservations.ts'
 import { retryAfterHeader } from '../quota/retry-after.ts'
 import { DeliveryError, deliver, newMessageId } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
-import { attemptByIdempotencyKey, markFailed, markSent, type OutboxRecord, recordAttempt } from './outbox.ts'
+import { attemptByIdempotencyKey, markFailed, type OutboxRecord, recordAttempt } from './outbox.ts'
 import type { TransportPool } from './transports.ts'
 
 export interface SendResult {
@@ -79,7 +79,7 @@ export async function sendNow(
   }
 
   try {
-    const sent = await deliver(context, connection, {
+    const sent = await deliver(context, connection, attempt.id, {
       messageId,
       to: request.to,
       cc: request.cc,
@@ -88,7 +88,6 @@ export async function sendNow(
       text: request.text_body,
       html: request.html_body,
     })
-    await markSent(sql, attempt.id, sent.messageId)
     return {
       success: true,
       messageId: sent.messageId,

@@ -1,4 +1,4 @@
-import { Logger as WorkerLogger, run } from 'graphile-worker'
+import { run, Logger as WorkerLogger } from 'graphile-worker'
 import type { Services } from '../services.ts'
 import { purgeExpired } from './purge-expired.ts'
 
