@@ -201,7 +201,11 @@ describe('expiration: never, or 7 to 365 days', () => {
   })
 
   it('stops authenticating a key once it has expired', async () => {
-    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'short', expiresInDays: 7 })
+    const created = await createKey(app.services.sql, {
+      accountId: owner.id,
+      name: 'short',
+      expiresInDays: 7,
+    })
     expect(await authenticate(app.services.sql, created.key)).toBeDefined()
     // Seven days pass.
     await app.db.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${created.id}`
@@ -232,7 +236,8 @@ describe('plan limits: Free 1 key, Pro unlimited', () => {
   it('lets a Pro account have several keys, all working', async () => {
     const owner = await account('pro')
     const keys = []
-    for (let i = 0; i < 4; i++) keys.push(await createKey(app.services.sql, { accountId: owner.id, name: `k${i}` }))
+    for (let i = 0; i < 4; i++)
+      keys.push(await createKey(app.services.sql, { accountId: owner.id, name: `k${i}` }))
     expect(await listKeys(app.services.sql, owner.id)).toHaveLength(4)
     for (const k of keys) expect(await authenticate(app.services.sql, k.key)).toMatchObject({ keyId: k.id })
   })
@@ -369,7 +374,11 @@ describe('connection scope', () => {
   })
 
   it("refuses to re-scope a key to another account's connection and leaves it unchanged", async () => {
-    const created = await createKey(app.services.sql, { accountId: owner.id, name: 'kept', connectionId: own.id })
+    const created = await createKey(app.services.sql, {
+      accountId: owner.id,
+      name: 'kept',
+      connectionId: own.id,
+    })
     const error = await refusal(scopeKey(app.services.sql, created.id, other.id))
     expect(error.status).toBeGreaterThanOrEqual(400)
     expect(error.status).toBeLessThan(500)

@@ -39,7 +39,6 @@ export interface NewAttempt {
   subject: string
   messageId: string
   idempotencyKey: Buffer | null
-  reservation: Reservation
 }
 
 /**
@@ -49,15 +48,19 @@ export interface NewAttempt {
 export async function recordAttempt(tx: Db, attempt: NewAttempt): Promise<number | undefined> {
   const [row] = await tx<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at,
-                        usage_day, quota_window)
+                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at)
     values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
             ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.messageId}, ${attempt.idempotencyKey},
-            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), ${attempt.reservation.usageDay},
-            ${attempt.reservation.quotaWindow})
+            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}))
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
     returning id`
   return row?.id
+}
+
+/** Notes where the attempt's units were taken, for a give-back. */
+export async function recordReservation(tx: Db, id: number, reservation: Reservation): Promise<void> {
+  await tx`
+    update outbox set usage_day = ${reservation.usageDay}, quota_window = ${reservation.quotaWindow} where id = ${id}`
 }
 
 /**

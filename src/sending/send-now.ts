@@ -8,7 +8,13 @@ import { type Reservation, release, reserve } from '../quota/reservations.ts'
 import { retryAfterHeader } from '../quota/retry-after.ts'
 import { DeliveryError, deliver, newMessageId } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
-import { attemptByIdempotencyKey, markFailed, type OutboxRecord, recordAttempt } from './outbox.ts'
+import {
+  attemptByIdempotencyKey,
+  markFailed,
+  type OutboxRecord,
+  recordAttempt,
+  recordReservation,
+} from './outbox.ts'
 import type { TransportPool } from './transports.ts'
 
 export interface SendResult {
@@ -54,7 +60,9 @@ export async function sendNow(
   let attempt: { id: number; reservation: Reservation }
   try {
     attempt = await sql.begin(async (tx) => {
-      const reservation = await reserve(tx, caller.plan, caller.accountId, connection)
+      // The key is claimed before any limit is touched: a concurrent request with the same key
+      // waits here on the unique index, then replays or finds it in flight, and never sees a 429
+      // caused by the very message it duplicates.
       const id = await recordAttempt(tx, {
         accountId: caller.accountId,
         connectionId: connection.id,
@@ -65,9 +73,10 @@ export async function sendNow(
         subject: request.subject,
         messageId,
         idempotencyKey: keyHash,
-        reservation,
       })
       if (id === undefined) throw new KeyTaken()
+      const reservation = await reserve(tx, caller.plan, caller.accountId, connection)
+      await recordReservation(tx, id, reservation)
       return { id, reservation }
     })
   } catch (error) {

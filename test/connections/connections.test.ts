@@ -190,7 +190,11 @@ describe('addConnection tests the SMTP login, then saves', () => {
     }
     // The main test app allows private hosts: the same login is accepted there.
     const owner = await account()
-    const saved = await addConnection(app.services, { accountId: owner.id, ...starttls587.login, from: fresh() })
+    const saved = await addConnection(app.services, {
+      accountId: owner.id,
+      ...starttls587.login,
+      from: fresh(),
+    })
     expect(saved.status).toBe('active')
   })
 })

@@ -6,8 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import net from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
@@ -183,6 +183,20 @@ describe('one Idempotency-Key, many concurrent requests', () => {
     expect(later.status).toBe(200)
     expect(later.body).toEqual({ ...original, message: expect.any(String), replayed: true })
   })
+
+  it('30 concurrent requests with one key and one unit of quota left: one message, no 429 for the key', async () => {
+    // Rule 3 and the order of checks (idempotency before the limits): while the first request
+    // with the key is in progress, every other request with it gets IN_FLIGHT or its replay, not
+    // the 429 of the unit the first request itself took.
+    const s = await sender({ quota: { quota: 1, per: 'day' } })
+    const key = `race-last-unit-${Date.now()}`
+    const replies = await Promise.all(Array.from({ length: 30 }, () => sendTo(app.baseUrl, s.key, key)))
+    expectOneSendPerKey(replies, s)
+
+    await sleep(300)
+    expect(s.sink.messages).toHaveLength(1)
+    expect(await quotaUsed(s.connectionId)).toBe(1)
+  })
 })
 
 describe('connection quota under concurrency', () => {
@@ -243,7 +257,9 @@ describe('two API processes on one database', () => {
     const deadline = Date.now() + 30_000
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`second API process exited (${child.exitCode ?? child.signalCode}): ${childOutput.join('')}`)
+        throw new Error(
+          `second API process exited (${child.exitCode ?? child.signalCode}): ${childOutput.join('')}`,
+        )
       }
       const healthy = await fetch(`${url}/health`).then(
         (res) => res.ok,

@@ -68,7 +68,7 @@ async function expectDelivered(key: string, body: Record<string, unknown>, sink:
     message: nonEmpty,
   })
   const index = sinks.indexOf(sink)
-  received.forEach((messages, i) => expect(messages.length).toBe(i === index ? 1 : 0))
+  expect(received.map((messages) => messages.length)).toEqual(sinks.map((_, i) => (i === index ? 1 : 0)))
   const got = received[index]?.[0] as ReceivedMessage
   expect(got.envelope.from).toBe(from)
   expect(got.headers.get('from')).toContain(from)

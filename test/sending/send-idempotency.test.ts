@@ -279,10 +279,12 @@ describe('same key, first request in flight', () => {
     expect(during.status).toBe(400)
     expect(during.body).toEqual(IN_FLIGHT)
 
-    await app.services.sql`update outbox set lease_expires_at = now() + interval '2 seconds' where id = ${stuckId}`
+    await app.services
+      .sql`update outbox set lease_expires_at = now() + interval '2 seconds' where id = ${stuckId}`
     expect((await send(s.key, email(), key)).body).toEqual(IN_FLIGHT)
 
-    await app.services.sql`update outbox set lease_expires_at = now() - interval '1 second' where id = ${stuckId}`
+    await app.services
+      .sql`update outbox set lease_expires_at = now() - interval '1 second' where id = ${stuckId}`
     const after = await send(s.key, email(), key)
     expect(after.status).toBe(200)
     expect(after.body).toEqual(failedReplay(stuckId, s.from))

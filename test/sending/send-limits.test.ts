@@ -14,7 +14,13 @@ interface Body {
   outboxId?: number
   messageId?: string
   code?: string
-  details?: { retryAfter?: number; resetsAt?: string; limit?: number; used?: number }
+  details?: {
+    retryAfter?: number
+    resetsAt?: string
+    limit?: number
+    used?: number
+    upgradeRequired?: boolean
+  }
 }
 
 interface Reply {
@@ -152,9 +158,7 @@ function nextUtcMidnight(at: number): Date {
 
 function nextUtcHour(at: number): Date {
   const now = new Date(at)
-  return new Date(
-    Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 1),
-  )
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 1))
 }
 
 /** Retry-After is whole seconds until `resetsAt`, at least 1, as seen between `before` and `after`. */
@@ -183,7 +187,11 @@ function dailyLimitBody(): Body {
 }
 
 function quotaBody(limit: number, used: number, resetsAt: Date): Body {
-  return { code: 'QUOTA_EXCEEDED', message: expect.any(String), details: { limit, used, resetsAt: resetsAt.toISOString() } }
+  return {
+    code: 'QUOTA_EXCEEDED',
+    message: expect.any(String),
+    details: { limit, used, resetsAt: resetsAt.toISOString() },
+  }
 }
 
 function rateLimitedBody(): Body {
@@ -505,6 +513,18 @@ describe('a send the SMTP server rejects uses no quota', () => {
 
     const { reply: after, before } = await refused(s.key)
     expect(after.body).toEqual(quotaBody(1, 1, nextUtcMidnight(before)))
+  })
+
+  it('answers 500 when the SMTP server is unreachable and gives back the units', async () => {
+    const s = await sender({ quota: { quota: 1, per: 'day' } })
+    await setDailyUsed(s.accountId, 99)
+    await s.sink.close()
+
+    const reply = await send(s.key)
+    expect(reply.status).toBe(500)
+    expect(reply.body).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String) })
+    expect(await quotaUsed(s.connectionId)).toBe(0)
+    expect(await dailyUsed(s.accountId)).toBe(99)
   })
 
   it('gives back the last unit of the Free daily limit when the recipient is refused', async () => {

@@ -100,6 +100,26 @@ function mimeParts(raw: string): MimePart[] {
   return [{ contentType: contentType.split(';')[0]?.trim().toLowerCase() ?? '', body: decoded.trimEnd() }]
 }
 
+/** Decodes RFC 2047 encoded-words (whitespace between adjacent ones is dropped). */
+function decodeHeader(value: string): string {
+  return value
+    .replace(/(\?=)\s+(=\?)/g, '$1$2')
+    .replace(/=\?([^?]+)\?([bBqQ])\?([^?]*)\?=/g, (_, charset: string, kind: string, text: string) => {
+      const bytes =
+        kind.toUpperCase() === 'B'
+          ? Buffer.from(text, 'base64')
+          : Buffer.from(
+              text
+                .replace(/_/g, ' ')
+                .replace(/=([0-9A-F]{2})/gi, (_m, hex: string) =>
+                  String.fromCharCode(Number.parseInt(hex, 16)),
+                ),
+              'latin1',
+            )
+      return new TextDecoder(charset).decode(bytes)
+    })
+}
+
 function partOf(message: ReceivedMessage, type: 'text/plain' | 'text/html'): string | undefined {
   return mimeParts(message.raw).find((part) => part.contentType === type)?.body
 }
@@ -181,6 +201,13 @@ describe('POST /send: success', () => {
     expect(partOf(received, 'text/html')).toBe('<p>Only html here</p>')
   })
 
+  it('delivers a non-ASCII subject and body intact', async () => {
+    const subject = 'Grüße aus Zürich ✓ — naïve café'
+    const { received } = await deliver({ to: 'ada@example.com', subject, text_body: 'Schöne Grüße ✓' })
+    expect(decodeHeader(received.headers.get('subject') ?? '')).toBe(subject)
+    expect(partOf(received, 'text/plain')).toBe('Schöne Grüße ✓')
+  })
+
   it('sends placeholders such as {{name}} literally in subject and bodies', async () => {
     const { received } = await deliver({
       to: 'ada@example.com',
@@ -206,21 +233,33 @@ describe('POST /send: recipient forms', () => {
       to: single('t1@example.com'),
       cc: commaString('c1@example.com', 'c2@example.com'),
       bcc: array('b1@example.com', 'b2@example.com'),
-      expected: { to: ['t1@example.com'], cc: ['c1@example.com', 'c2@example.com'], bcc: ['b1@example.com', 'b2@example.com'] },
+      expected: {
+        to: ['t1@example.com'],
+        cc: ['c1@example.com', 'c2@example.com'],
+        bcc: ['b1@example.com', 'b2@example.com'],
+      },
     },
     {
       name: 'to as a comma-separated string, cc as an array, bcc as one string',
       to: commaString('t1@example.com', 't2@example.com', 't3@example.com'),
       cc: array('c1@example.com'),
       bcc: single('b1@example.com'),
-      expected: { to: ['t1@example.com', 't2@example.com', 't3@example.com'], cc: ['c1@example.com'], bcc: ['b1@example.com'] },
+      expected: {
+        to: ['t1@example.com', 't2@example.com', 't3@example.com'],
+        cc: ['c1@example.com'],
+        bcc: ['b1@example.com'],
+      },
     },
     {
       name: 'to as an array, cc as one string, bcc as a comma-separated string',
       to: array('t1@example.com', 't2@example.com'),
       cc: single('c1@example.com'),
       bcc: commaString('b1@example.com', 'b2@example.com'),
-      expected: { to: ['t1@example.com', 't2@example.com'], cc: ['c1@example.com'], bcc: ['b1@example.com', 'b2@example.com'] },
+      expected: {
+        to: ['t1@example.com', 't2@example.com'],
+        cc: ['c1@example.com'],
+        bcc: ['b1@example.com', 'b2@example.com'],
+      },
     },
   ]
 
@@ -235,18 +274,29 @@ describe('POST /send: recipient forms', () => {
     for (const hidden of expected.bcc) expect(received.raw).not.toContain(hidden)
 
     const row = await outboxRow(json.outboxId)
-    expect(row).toMatchObject({ to_addresses: expected.to, cc_addresses: expected.cc, bcc_addresses: expected.bcc })
+    expect(row).toMatchObject({
+      to_addresses: expected.to,
+      cc_addresses: expected.cc,
+      bcc_addresses: expected.bcc,
+    })
   })
 })
 
 describe('POST /send: at most 10 recipients across to, cc and bcc', () => {
-  const addresses = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}@example.com`)
+  const addresses = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `${prefix}${i + 1}@example.com`)
 
   it('accepts exactly 10', async () => {
     const to = addresses('to', 4)
     const cc = addresses('cc', 3)
     const bcc = addresses('bcc', 3)
-    const { received } = await deliver({ to, cc: cc.join(', '), bcc, subject: uniqueSubject('Ten'), text_body: 'x' })
+    const { received } = await deliver({
+      to,
+      cc: cc.join(', '),
+      bcc,
+      subject: uniqueSubject('Ten'),
+      text_body: 'x',
+    })
     expect([...received.envelope.to].sort()).toEqual([...to, ...cc, ...bcc].sort())
   })
 
@@ -283,7 +333,11 @@ describe('POST /send: validation body', () => {
     }
   }
 
-  const cases: Array<{ name: string; body: Record<string, unknown>; issues: Array<{ path: Array<string | number>; code: string }> }> = [
+  const cases: Array<{
+    name: string
+    body: Record<string, unknown>
+    issues: Array<{ path: Array<string | number>; code: string }>
+  }> = [
     {
       name: 'missing `to`',
       body: { subject: 'Hi', text_body: 'Body' },
@@ -369,7 +423,12 @@ describe('POST /send: CR and LF never inject headers', () => {
     ['`cc` as a string', { cc: 'grace@example.com\r\nX-Injected: 1' }, ['cc']],
     ['`bcc` in an array', { bcc: ['grace@example.com\r\nX-Injected: 1'] }, ['bcc', 0]],
   ])('an address with CR/LF in %s is refused with 400', async (_label, patch, path) => {
-    const { status, json } = await refused({ to: 'ada@example.com', subject: 'Hi', text_body: 'Body', ...patch })
+    const { status, json } = await refused({
+      to: 'ada@example.com',
+      subject: 'Hi',
+      text_body: 'Body',
+      ...patch,
+    })
     expect(status).toBe(400)
     expect(json).toEqual({
       success: false,
@@ -410,7 +469,10 @@ describe('POST /send: order of checks', () => {
   })
 
   it('with a valid body the same account gets 403 NO_CONNECTION', async () => {
-    const { status, json } = await refused({ to: 'ada@example.com', subject: 'Hi', text_body: 'Body' }, bare.key)
+    const { status, json } = await refused(
+      { to: 'ada@example.com', subject: 'Hi', text_body: 'Body' },
+      bare.key,
+    )
     expect(status).toBe(403)
     expect(json).toEqual({ code: 'NO_CONNECTION', message: nonEmpty })
   })

@@ -2,7 +2,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { listConnections, type QuotaInput } from '../../src/connections/connections.ts'
 import { sealPassword } from '../../src/connections/secret-box.ts'
 import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
-import { type SinkBehaviour, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+import {
+  type SinkBehaviour,
+  type SmtpSink,
+  type SmtpSinkOptions,
+  startSmtpSink,
+} from '../support/smtp-sink.ts'
 
 // Contract: POST /send — what the SMTP server's answer becomes (200, 429 RATE_LIMITED on
 // push-back, 500 INTERNAL_ERROR with the server's reason), that a failed send uses no quota,
@@ -42,6 +47,27 @@ async function extraSink(options: Parameters<typeof startSmtpSink>[0]) {
   return sink
 }
 
+/**
+ * A new server where the connection's closed `old` one was (same address and port). Other test
+ * runs on this machine may take the freed address meanwhile; then the new server listens
+ * elsewhere and the connection's host is moved to it, which is the same situation for Mailroom.
+ */
+async function replaceSink(
+  old: SmtpSink,
+  seeded: SeededAccount,
+  options: Omit<SmtpSinkOptions, 'port' | 'host'>,
+) {
+  try {
+    return await extraSink({ ...options, port: old.port, host: old.host })
+  } catch (error) {
+    if (!/EADDRINUSE/.test(String(error))) throw error
+    const moved = await extraSink({ ...options, port: old.port })
+    await app.services
+      .sql`update connections set host = ${moved.host} where id = ${seeded.connection?.id as number}`
+    return moved
+  }
+}
+
 let seq = 0
 
 /** A Free account whose only (default) connection goes to `sink`, and its unscoped key. */
@@ -49,7 +75,12 @@ function account(sink: SmtpSink, quota?: QuotaInput): Promise<SeededAccount> {
   const n = ++seq
   return seedAccount(app, {
     plan: 'free',
-    connection: { ...sink.login, from: `sender${n}@smtp-${n}.example`, rate: 6000, ...(quota ? { quota } : {}) },
+    connection: {
+      ...sink.login,
+      from: `sender${n}@smtp-${n}.example`,
+      rate: 6000,
+      ...(quota ? { quota } : {}),
+    },
   })
 }
 
@@ -84,7 +115,11 @@ async function expectInternalError(seeded: SeededAccount, to = 'ada@example.com'
 async function expectPushback(seeded: SeededAccount) {
   const { res, json } = await send(seeded)
   expect(res.status, JSON.stringify(json)).toBe(429)
-  expect(json).toEqual({ code: 'RATE_LIMITED', message: nonEmpty, details: { retryAfter: expect.any(Number) } })
+  expect(json).toEqual({
+    code: 'RATE_LIMITED',
+    message: nonEmpty,
+    details: { retryAfter: expect.any(Number) },
+  })
   const { retryAfter } = json.details
   expect(Number.isInteger(retryAfter)).toBe(true)
   expect(retryAfter).toBeGreaterThanOrEqual(1)
@@ -165,9 +200,11 @@ describe('SMTP rejections → 500 INTERNAL_ERROR with the server reason', () => 
     const seeded = await account(first)
     await expectSent(seeded, first)
     await first.close()
-    const changed = await extraSink({ port: 2525, host: first.host, password: 'changed-password' })
+    const changed = await replaceSink(first, seeded, { password: 'changed-password' })
     const message = await expectInternalError(seeded)
     expect(message).toContain('5.7.8')
+    expect(message).not.toContain('first-password')
+    expect(message).not.toContain(Buffer.from('first-password').toString('base64'))
     expect(changed.authAttempts).toBeGreaterThanOrEqual(1)
     expect(changed.messages).toEqual([])
   })
@@ -181,6 +218,7 @@ describe('SMTP rejections → 500 INTERNAL_ERROR with the server reason', () => 
     const before = good.messages.length
     const message = await expectInternalError(seeded)
     expect(message).toContain('Authentication credentials invalid')
+    expect(message).not.toContain('not-the-password')
     expect(good.messages.length).toBe(before)
   })
 })
@@ -204,6 +242,16 @@ describe('provider push-back → 429 RATE_LIMITED with Retry-After', () => {
     const before = flaky.messages.length
     await expectPushback(seeded)
     expect(flaky.messages.length).toBe(before)
+  })
+})
+
+describe('provider push-back before DATA', () => {
+  it('a server that starts answering 421 after one message → 429 RATE_LIMITED', async () => {
+    const throttling = await extraSink({ port: 2525, behaviour: { throttleAfter: 1 } })
+    const seeded = await account(throttling)
+    await expectSent(seeded, throttling)
+    await expectPushback(seeded)
+    expect(throttling.messages.length).toBe(1)
   })
 })
 
@@ -376,20 +424,21 @@ describe('connection health: automatic pauses', () => {
 })
 
 describe('certificates and STARTTLS', () => {
-  it('a 587 server that stops offering STARTTLS after the connection was saved gets neither login nor message', async () => {
-    const original = await extraSink({ port: 587, password: 'starttls-password' })
-    const seeded = await account(original)
-    await original.close()
-    const plain = await extraSink({
-      port: 587,
-      host: original.host,
-      password: 'starttls-password',
-      offerStartTls: false,
-    })
-    await expectInternalError(seeded)
-    expect(plain.connections).toBeGreaterThanOrEqual(1)
-    expect(plain.authAttempts).toBe(0)
-    expect(plain.messages).toEqual([])
-    expect((await lastOutbox(seeded))?.status).toBe('failed')
-  })
+  it.each([587, 2525] as const)(
+    'a %i server that stops offering STARTTLS after the connection was saved gets neither login nor message',
+    async (port) => {
+      const original = await extraSink({ port, password: 'starttls-password' })
+      const seeded = await account(original)
+      await original.close()
+      const plain = await replaceSink(original, seeded, {
+        password: 'starttls-password',
+        offerStartTls: false,
+      })
+      await expectInternalError(seeded)
+      expect(plain.connections).toBeGreaterThanOrEqual(1)
+      expect(plain.authAttempts).toBe(0)
+      expect(plain.messages).toEqual([])
+      expect((await lastOutbox(seeded))?.status).toBe('failed')
+    },
+  )
 })

@@ -1,0 +1,310 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** Generous bounds for a process to come up or go down; never asserted as timings. */
+const STARTUP_LIMIT_MS = 90_000
+const SHUTDOWN_LIMIT_MS = 60_000
+const SLOW = 180_000
+
+let dataDir: string
+const started: ChildProcess[] = []
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-service-'))
+  // As root, PostgreSQL runs as the `postgres` user, which has to enter this directory.
+  await chmod(dataDir, 0o755)
+})
+
+afterAll(async () => {
+  for (const child of started) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      child.kill('SIGTERM')
+      await exitOf(child, SHUTDOWN_LIMIT_MS).catch(() => child.kill('SIGKILL'))
+    }
+  }
+  // A cluster left behind by a failed test: stop it by the pid it recorded, then remove everything.
+  const pid = await postmasterPid()
+  if (pid !== undefined && alive(pid)) {
+    process.kill(pid, 'SIGINT')
+    for (let i = 0; i < 100 && alive(pid); i++) await sleep(100)
+  }
+  await rm(dataDir, { recursive: true, force: true })
+}, SLOW)
+
+function environment(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    MAILROOM_DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    ...overrides,
+  }
+  for (const name of ['DATABASE_URL', 'MAILROOM_SECRET', 'LOG_LEVEL']) delete env[name]
+  return env
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+interface Server {
+  child: ChildProcess
+  url: string
+  stdout: () => string
+  stderr: () => string
+}
+
+/** `mailroom start` with nothing configured but the data dir and the port. */
+function startServer(port: number, extraArgs: string[] = []): Server {
+  const child = spawn(process.execPath, ['bin/mailroom.js', 'start', ...extraArgs], {
+    cwd: ROOT,
+    env: environment({ PORT: String(port) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  started.push(child)
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString()
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  return { child, url: `http://127.0.0.1:${port}`, stdout: () => stdout, stderr: () => stderr }
+}
+
+function exitOf(
+  child: ChildProcess,
+  limitMs: number,
+): Promise<{ code: number | null; signal: string | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode })
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`process ${child.pid} still running after ${limitMs} ms`)),
+      limitMs,
+    )
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal })
+    })
+  })
+}
+
+/** Polls GET /health until it answers 200; fails if the process exits first. */
+async function waitUntilServing(server: Server): Promise<void> {
+  const deadline = Date.now() + STARTUP_LIMIT_MS
+  for (;;) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) {
+      throw new Error(`mailroom start exited (${server.child.exitCode}) before serving:\n${server.stderr()}`)
+    }
+    try {
+      const response = await fetch(`${server.url}/health`)
+      if (response.status === 200) return
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`mailroom start did not serve /health:\n${server.stderr()}`)
+    await sleep(250)
+  }
+}
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+function mailroom(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['bin/mailroom.js', ...args],
+      { cwd: ROOT, env: environment(), timeout: STARTUP_LIMIT_MS },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr })
+      },
+    )
+  })
+}
+
+function ok<T>(run: Run): T {
+  expect(run, `stderr: ${run.stderr}`).toMatchObject({ code: 0 })
+  return JSON.parse(run.stdout) as T
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function findFile(dir: string, name: string): Promise<string | undefined> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name)
+    if (entry.isFile() && entry.name === name) return full
+    if (entry.isDirectory()) {
+      const found = await findFile(full, name)
+      if (found) return found
+    }
+  }
+  return undefined
+}
+
+async function postmasterPid(): Promise<number | undefined> {
+  const file = dataDir ? await findFile(dataDir, 'postmaster.pid') : undefined
+  if (!file) return undefined
+  const pid = Number((await readFile(file, 'utf8')).split('\n')[0])
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined
+}
+
+/** Processes whose command line mentions the data dir (the cluster's postmaster and its children). */
+async function processesUsingDataDir(): Promise<number[]> {
+  const pids: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (cmdline.includes(dataDir) && !cmdline.includes('bin/mailroom.js')) pids.push(Number(entry))
+  }
+  return pids
+}
+
+/** The regular files at the top of the data dir (the cluster lives in a directory of its own). */
+async function topLevelFiles(): Promise<string[]> {
+  const entries = await readdir(dataDir, { withFileTypes: true })
+  return entries.filter((e) => e.isFile()).map((e) => path.join(dataDir, e.name))
+}
+
+async function expectDatabaseStopped(): Promise<void> {
+  const pid = await postmasterPid()
+  if (pid !== undefined) expect(alive(pid), `postmaster ${pid} is still running`).toBe(false)
+  expect(await processesUsingDataDir()).toEqual([])
+}
+
+describe('mailroom start with nothing configured (embedded PostgreSQL)', () => {
+  let account: { id: number; email: string; plan: string }
+  let secretFiles: Map<string, string>
+
+  it(
+    'creates the cluster, migrates, serves, lets an operator command join, and stops cleanly on SIGTERM',
+    async () => {
+      const server = startServer(await freePort())
+      await waitUntilServing(server)
+
+      const health = await fetch(`${server.url}/health`)
+      expect(health.status).toBe(200)
+      // The embedded cluster runs under the data dir (what the stop checks below look for).
+      const postmaster = await postmasterPid()
+      expect(postmaster).toBeDefined()
+      expect(alive(postmaster as number)).toBe(true)
+      expect(await processesUsingDataDir()).toContain(postmaster)
+
+      const openapi = await fetch(`${server.url}/v1/openapi.json`)
+      expect(openapi.status).toBe(200)
+      const document = (await openapi.json()) as { info?: { version?: string } }
+      expect(document.info?.version).toBe('1.0.0')
+
+      const reference = await fetch(`${server.url}/reference`)
+      expect(reference.status).toBe(200)
+      expect(reference.headers.get('content-type')).toMatch(/text\/html/)
+      expect((await reference.text()).toLowerCase()).toContain('<html')
+
+      // The API is the real one on a migrated database: an unknown key is refused, not a 500.
+      const unauthorised = await fetch(`${server.url}/v1/send`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer mr_unknown', 'content-type': 'application/json' },
+        body: JSON.stringify({ to: 'a@example.com', subject: 'x', text_body: 'y' }),
+      })
+      expect(unauthorised.status).toBe(401)
+      expect(await unauthorised.json()).toEqual({ error: 'Invalid or expired API token' })
+
+      // The generated MAILROOM_SECRET is kept in the data dir, readable by its owner only.
+      const files = await topLevelFiles()
+      expect(files.length).toBeGreaterThan(0)
+      secretFiles = new Map()
+      for (const file of files) {
+        expect({ file, mode: (await stat(file)).mode & 0o777 }).toEqual({ file, mode: 0o600 })
+        secretFiles.set(file, await readFile(file, 'utf8'))
+      }
+      expect([...secretFiles.values()].some((content) => /[A-Za-z0-9_-]{32,}/.test(content))).toBe(true)
+
+      // An operator command on the same data dir joins the running cluster.
+      account = ok(
+        await mailroom(['account', 'create', '--email', 'embedded-owner@example.com', '--plan', 'pro']),
+      )
+      expect(account).toMatchObject({
+        id: expect.any(Number),
+        email: 'embedded-owner@example.com',
+        plan: 'pro',
+      })
+      // ... and leaves it running for the server.
+      expect((await fetch(`${server.url}/health`)).status).toBe(200)
+
+      server.child.kill('SIGTERM')
+      expect(await exitOf(server.child, SHUTDOWN_LIMIT_MS), server.stderr()).toEqual({
+        code: 0,
+        signal: null,
+      })
+      // Logs go to stderr; stdout stays clean.
+      expect(server.stdout()).toBe('')
+      await expectDatabaseStopped()
+    },
+    SLOW,
+  )
+
+  it(
+    'reuses the cluster and the secret on a second start; the account is still there',
+    async () => {
+      const server = startServer(await freePort())
+      await waitUntilServing(server)
+      const accounts = ok<{ id: number; email: string }[]>(await mailroom(['account', 'list']))
+      expect(accounts.map((a) => [a.id, a.email])).toEqual([[account.id, 'embedded-owner@example.com']])
+      for (const [file, content] of secretFiles) expect(await readFile(file, 'utf8')).toBe(content)
+
+      server.child.kill('SIGTERM')
+      expect(await exitOf(server.child, SHUTDOWN_LIMIT_MS), server.stderr()).toEqual({
+        code: 0,
+        signal: null,
+      })
+      await expectDatabaseStopped()
+    },
+    SLOW,
+  )
+
+  it(
+    'refuses start --worker-only --no-worker',
+    async () => {
+      const port = await freePort()
+      const server = startServer(port, ['--worker-only', '--no-worker'])
+      const exit = await exitOf(server.child, STARTUP_LIMIT_MS)
+      expect(exit.code).not.toBe(0)
+      expect(exit.code).not.toBeNull()
+      expect(server.stdout()).toBe('')
+      const lastLine = server.stderr().trimEnd().split('\n').at(-1) ?? ''
+      expect(lastLine).toMatch(/worker-only/)
+      expect(lastLine).toMatch(/no-worker/)
+      // It never served.
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
+      await expectDatabaseStopped()
+    },
+    SLOW,
+  )
+})
