@@ -66,7 +66,8 @@ function recipientsOf(
 ): string[] {
   if (value === undefined) return []
   const fromString = typeof value === 'string'
-  const addresses = fromString ? value.split(',').map((part) => part.trim()) : value
+  // Only spaces and tabs are trimmed: an address carrying CR or LF is refused, never cleaned up.
+  const addresses = fromString ? value.split(',').map((part) => part.replace(/^[ \t]+|[ \t]+$/g, '')) : value
   if (fromString && addresses.length === 1 && addresses[0] === '') return []
   addresses.forEach((candidate, index) => {
     if (!address.safeParse(candidate).success) {
