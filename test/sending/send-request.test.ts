@@ -421,6 +421,7 @@ describe('POST /send: CR and LF never inject headers', () => {
     ['`to` as a string', { to: 'ada@example.com\r\nBcc: evil@example.com' }, ['to']],
     ['`to` in an array', { to: ['ada@example.com\nBcc: evil@example.com'] }, ['to', 0]],
     ['`cc` as a string', { cc: 'grace@example.com\r\nX-Injected: 1' }, ['cc']],
+    ['a comma string, trailing', { to: 'grace@example.com, ada@example.com\r\n' }, ['to']],
     ['`bcc` in an array', { bcc: ['grace@example.com\r\nX-Injected: 1'] }, ['bcc', 0]],
   ])('an address with CR/LF in %s is refused with 400', async (_label, patch, path) => {
     const { status, json } = await refused({
