@@ -148,20 +148,16 @@ describe('mailroom operator command', () => {
   it(
     'account set-plan and account list',
     async () => {
-      const upgraded = ok<AccountOut>(await mailroom(['account', 'set-plan', String(pro.id), 'free']))
-      expect(upgraded).toMatchObject({ id: pro.id, email: pro.email, plan: 'free' })
-      const [up, list] = await Promise.all([
-        mailroom(['account', 'set-plan', String(pro.id), 'pro']),
-        mailroom(['account', 'list']),
-      ])
-      expect(ok<AccountOut>(up)).toMatchObject({ id: pro.id, plan: 'pro' })
-      const accounts = ok<AccountOut[]>(list)
+      // The plan of the first account plays no part in what follows.
+      const upgraded = ok<AccountOut>(await mailroom(['account', 'set-plan', String(free.id), 'pro']))
+      expect(upgraded).toMatchObject({ id: free.id, email: free.email, plan: 'pro' })
+      const accounts = ok<AccountOut[]>(await mailroom(['account', 'list']))
       expect(Array.isArray(accounts)).toBe(true)
-      expect(accounts.map((a) => [a.id, a.email])).toEqual([
-        [free.id, 'free-owner@example.com'],
-        [pro.id, 'pro-owner@example.com'],
-      ])
-      expect(accounts[0]?.plan).toBe('free')
+      const expected = [
+        [free.id, 'free-owner@example.com', 'pro'],
+        [pro.id, 'pro-owner@example.com', 'pro'],
+      ].sort((x, y) => Number(x[0]) - Number(y[0]))
+      expect(accounts.map((a) => [a.id, a.email, a.plan])).toEqual(expected)
     },
     SLOW,
   )

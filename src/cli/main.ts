@@ -4,7 +4,7 @@ import { createLogger } from '../log.ts'
 import { openServices, type Services } from '../services.ts'
 import { UsageError } from './args.ts'
 import { COMMANDS } from './commands.ts'
-import { start } from './start.ts'
+import { parseStartOptions, start, stopSignal } from './start.ts'
 
 const USAGE = `usage: mailroom <command>
   start [--no-worker | --worker-only]   run the API server and background worker
@@ -31,14 +31,13 @@ async function main(argv: string[]): Promise<number> {
   if (group !== 'start' && group !== 'migrate' && !command) {
     throw new UsageError(`unknown command "${[group, verb].filter(Boolean).join(' ')}"; run "mailroom help"`)
   }
+  const startOptions = group === 'start' ? parseStartOptions(argv.slice(1)) : undefined
+  const stop = startOptions ? stopSignal() : undefined
   let services: Services | undefined
   try {
     services = await openServices(config, log)
-    if (group === 'start') {
-      await start(
-        services,
-        [verb, ...rest].filter((a): a is string => a !== undefined),
-      )
+    if (startOptions && stop) {
+      await start(services, startOptions, stop)
       return 0
     }
     const result =

@@ -3,27 +3,43 @@ import type { Services } from '../services.ts'
 import { startWorker } from '../worker/worker.ts'
 import { parseCommand, UsageError } from './args.ts'
 
-/** `mailroom start`: serves until SIGTERM or SIGINT, then drains and returns. */
-export async function start(services: Services, argv: string[]): Promise<void> {
+export interface StartOptions {
+  api: boolean
+  worker: boolean
+}
+
+/** Reads `start`'s flags before anything is opened, so a bad flag creates nothing. */
+export function parseStartOptions(argv: string[]): StartOptions {
   const { values } = parseCommand(argv, {
     'no-worker': { type: 'boolean' },
     'worker-only': { type: 'boolean' },
   })
-  if (values['no-worker'] && values['worker-only'])
+  if (values['no-worker'] && values['worker-only']) {
     throw new UsageError('give --no-worker or --worker-only, not both')
-  const { log, config } = services
-  const server = values['worker-only'] ? undefined : await startHttpServer(services, config.port, config.host)
-  if (server) log.info({ url: server.url, reference: `${server.url}/reference` }, 'Mailroom API listening')
-  const worker = values['no-worker'] ? undefined : await startWorker(services)
-  if (worker) log.info('background worker running')
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      log.info({ signal }, 'shutting down: finishing requests in progress')
-      resolve()
-    }
-    process.once('SIGTERM', stop)
-    process.once('SIGINT', stop)
+  }
+  return { api: !values['worker-only'], worker: !values['no-worker'] }
+}
+
+/**
+ * Resolves on the first SIGTERM or SIGINT. Installed before start-up begins, so that a signal
+ * arriving while the database starts or migrates still ends in an orderly shutdown.
+ */
+export function stopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', resolve)
+    process.once('SIGINT', resolve)
   })
+}
+
+/** `mailroom start`: serves until `stop` resolves, then drains and returns. */
+export async function start(services: Services, options: StartOptions, stop: Promise<NodeJS.Signals>) {
+  const { log, config } = services
+  const server = options.api ? await startHttpServer(services, config.port, config.host) : undefined
+  if (server) log.info({ url: server.url, reference: `${server.url}/reference` }, 'Mailroom API listening')
+  const worker = options.worker ? await startWorker(services) : undefined
+  if (worker) log.info('background worker running')
+  const signal = await stop
+  log.info({ signal }, 'shutting down: finishing requests in progress')
   await server?.close()
   await worker?.stop()
   log.info('stopped')
