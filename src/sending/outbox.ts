@@ -59,6 +59,7 @@ export async function recordAttempt(tx: Db, attempt: NewAttempt): Promise<number
 
 /** Notes where the attempt's units were taken, for a give-back. */
 export async function recordReservation(tx: Db, id: number, reservation: Reservation): Promise<void> {
+  if (reservation.usageDay === null && reservation.quotaWindow === null) return
   await tx`
     update outbox set usage_day = ${reservation.usageDay}, quota_window = ${reservation.quotaWindow} where id = ${id}`
 }
