@@ -107,21 +107,15 @@ describe('TemplateCreateRequest', () => {
   const template = { name: 'n', subject: 's', html_body: '<p>x</p>' }
   const valid = (body: object) => TemplateCreateRequestSchema.safeParse({ ...template, ...body }).success
 
-  it('takes a name of 1 to 255 characters', () => {
+  it.each([
+    ['name', 255, 'a'],
+    ['subject', 998, 's'],
+  ] as const)('takes a %s of 1 to %i characters', (field, max, letter) => {
     expect([
-      valid({ name: '' }),
-      valid({ name: 'a' }),
-      valid({ name: 'a'.repeat(255) }),
-      valid({ name: 'a'.repeat(256) }),
-    ]).toEqual([false, true, true, false])
-  })
-
-  it('takes a subject of 1 to 998 characters', () => {
-    expect([
-      valid({ subject: '' }),
-      valid({ subject: 's' }),
-      valid({ subject: 's'.repeat(998) }),
-      valid({ subject: 's'.repeat(999) }),
+      valid({ [field]: '' }),
+      valid({ [field]: letter }),
+      valid({ [field]: letter.repeat(max) }),
+      valid({ [field]: letter.repeat(max + 1) }),
     ]).toEqual([false, true, true, false])
   })
 

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Account, createAccount, setPlan } from '../src/accounts/accounts.ts'
 import { addConnection, type ConnectionView, deleteConnection } from '../src/connections/connections.ts'
-import { ApiError } from '../src/errors.ts'
 import {
   authenticate,
   createKey,
@@ -13,6 +12,8 @@ import {
   scopeKey,
 } from '../src/keys/keys.ts'
 import { startTestApp, type TestApp } from './support/app.ts'
+import { expectAbout } from './support/matchers.ts'
+import { refusal } from './support/refusal.ts'
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.ts'
 
 let app: TestApp
@@ -27,8 +28,6 @@ afterAll(async () => {
 })
 
 const DAY_MS = 24 * 60 * 60 * 1000
-/** Slack between the database clock and this process's when comparing computed instants. */
-const CLOCK_SLACK_MS = 5 * 60 * 1000
 
 let seq = 0
 
@@ -40,32 +39,15 @@ function connection(accountId: number): Promise<ConnectionView> {
   return addConnection(app.services, { accountId, ...sink.login, from: `sender${++seq}@example.com` })
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof ApiError) return error
-    throw error
-  }
-  throw new Error('expected the operation to be refused')
-}
-
 async function keyCount(accountId: number): Promise<number> {
   const [row] = await app.db.sql<{ n: number }[]>`
     select count(*)::int as n from api_keys where account_id = ${accountId}`
   return row?.n ?? -1
 }
 
-/** API timestamps are `YYYY-MM-DD HH:MM:SS` in UTC. */
-function instant(timestamp: string): number {
-  expect(timestamp).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
-  return Date.parse(`${timestamp.replace(' ', 'T')}Z`)
-}
-
-function expectAbout(timestamp: string | null, expected: number): void {
-  expect(timestamp).not.toBeNull()
-  const actual = instant(timestamp as string)
-  expect(Math.abs(actual - expected)).toBeLessThan(CLOCK_SLACK_MS)
+/** Exactly what `authenticate` gives for key `keyId` of `owner` on `plan`, scoped or not. */
+function authOf(owner: Account, keyId: number, plan: 'free' | 'pro', connectionId: number | null = null) {
+  return { accountId: owner.id, keyId, plan, connectionId }
 }
 
 describe('createKey', () => {
@@ -85,12 +67,7 @@ describe('createKey', () => {
     expect(created.key.startsWith(KEY_PREFIX)).toBe(true)
     expect(created.key.length - KEY_PREFIX.length).toBeGreaterThanOrEqual(22)
     // The returned secret is the one that authenticates.
-    expect(await authenticate(app.services.sql, created.key)).toEqual({
-      accountId: owner.id,
-      keyId: created.id,
-      plan: 'free',
-      connectionId: null,
-    })
+    expect(await authenticate(app.services.sql, created.key)).toEqual(authOf(owner, created.id, 'free'))
   })
 
   it('gives every key a different secret', async () => {
@@ -266,12 +243,7 @@ describe('rotateKey', () => {
     expect(rotated.key.startsWith(KEY_PREFIX)).toBe(true)
 
     expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
-    expect(await authenticate(app.services.sql, rotated.key)).toEqual({
-      accountId: owner.id,
-      keyId: created.id,
-      plan: 'free',
-      connectionId: null,
-    })
+    expect(await authenticate(app.services.sql, rotated.key)).toEqual(authOf(owner, created.id, 'free'))
     // Same key: name kept, still one key on the account.
     const listed = await listKeys(app.services.sql, owner.id)
     expect(listed).toHaveLength(1)
@@ -344,12 +316,9 @@ describe('connection scope', () => {
       connectionId: own.id,
     })
     expect(created.connection_id).toBe(own.id)
-    expect(await authenticate(app.services.sql, created.key)).toEqual({
-      accountId: owner.id,
-      keyId: created.id,
-      plan: 'pro',
-      connectionId: own.id,
-    })
+    expect(await authenticate(app.services.sql, created.key)).toEqual(
+      authOf(owner, created.id, 'pro', own.id),
+    )
   })
 
   it("refuses to scope a new key to another account's connection and creates nothing", async () => {
@@ -409,19 +378,9 @@ describe('authenticate', () => {
   it('gives exactly {accountId, keyId, plan, connectionId} and follows the plan', async () => {
     const owner = await account('free')
     const created = await createKey(app.services.sql, { accountId: owner.id, name: 'who' })
-    expect(await authenticate(app.services.sql, created.key)).toEqual({
-      accountId: owner.id,
-      keyId: created.id,
-      plan: 'free',
-      connectionId: null,
-    })
+    expect(await authenticate(app.services.sql, created.key)).toEqual(authOf(owner, created.id, 'free'))
     await setPlan(app.services.sql, owner.id, 'pro')
-    expect(await authenticate(app.services.sql, created.key)).toEqual({
-      accountId: owner.id,
-      keyId: created.id,
-      plan: 'pro',
-      connectionId: null,
-    })
+    expect(await authenticate(app.services.sql, created.key)).toEqual(authOf(owner, created.id, 'pro'))
   })
 
   it('refuses unknown, altered and malformed tokens', async () => {

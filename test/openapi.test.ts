@@ -45,6 +45,19 @@ function operationsOf(paths: Record<string, PathItem>, prefix = ''): Map<string,
   return result
 }
 
+/** The document the app registers from its routes, as operations with their status codes. */
+function operationsOfApp(): Map<string, string[]> {
+  const registered = createApp(app.services).getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: { title: 'x', version: '1' },
+  })
+  return operationsOf(registered.paths as Record<string, PathItem>)
+}
+
+async function servedDocument(): Promise<Document> {
+  return (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+}
+
 describe('GET /v1/openapi.json', () => {
   it('needs no authentication and serves exactly openapi/openapi.yaml', async () => {
     const response = await fetch(`${app.baseUrl}/openapi.json`)
@@ -54,20 +67,20 @@ describe('GET /v1/openapi.json', () => {
   })
 
   it('describes version 1.0.0 in OpenAPI 3.1', async () => {
-    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+    const document = await servedDocument()
     expect(document.info.version).toBe('1.0.0')
     expect(document.openapi.startsWith('3.1')).toBe(true)
   })
 
   it('has the server {base_url} whose default already ends in /v1', async () => {
-    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+    const document = await servedDocument()
     const [server] = document.servers
     expect(server?.url).toBe('{base_url}')
     expect(server?.variables?.base_url?.default).toMatch(/\/v1$/)
   })
 
   it('requires a bearer token globally', async () => {
-    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Document
+    const document = await servedDocument()
     expect(document.security).toEqual([{ bearerAuth: [] }])
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
   })
@@ -75,22 +88,14 @@ describe('GET /v1/openapi.json', () => {
 
 describe('routes registered by the app', () => {
   it('are exactly the operations of the source, under /v1', () => {
-    const registered = createApp(app.services).getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: { title: 'x', version: '1' },
-    })
-    const fromApp = operationsOf(registered.paths as Record<string, PathItem>)
+    const fromApp = operationsOfApp()
     const fromSource = operationsOf(source.paths, '/v1')
     expect(fromSource.size).toBe(18)
     expect([...fromApp.keys()].sort()).toEqual([...fromSource.keys()].sort())
   })
 
   it('declare, for every operation, the same response status codes as the source', () => {
-    const registered = createApp(app.services).getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: { title: 'x', version: '1' },
-    })
-    const fromApp = operationsOf(registered.paths as Record<string, PathItem>)
+    const fromApp = operationsOfApp()
     const fromSource = operationsOf(source.paths, '/v1')
     for (const [operation, statuses] of fromSource) {
       expect(fromApp.get(operation), operation).toEqual(statuses)

@@ -1,10 +1,7 @@
 import { createClient, isMailroomError, type MailroomClient, MailroomError } from '@mailroom/sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SeededAccount, seedAccount, startTestApp, type TestApp } from './support/app.ts'
-
-/** Human text that may change: only required to be a non-empty string. */
-const humanText = expect.stringMatching(/\S/)
-const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/
+import { humanText, TIMESTAMP } from './support/matchers.ts'
 
 let app: TestApp
 

@@ -1,11 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../src/net/free-port.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** Generous bounds for a process to come up or go down; never asserted as timings. */
@@ -47,17 +47,6 @@ function environment(overrides: Record<string, string> = {}): NodeJS.ProcessEnv 
   }
   for (const name of ['DATABASE_URL', 'MAILROOM_SECRET', 'LOG_LEVEL']) delete env[name]
   return env
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
 }
 
 interface Server {
@@ -193,6 +182,12 @@ async function topLevelFiles(): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => path.join(dataDir, e.name))
 }
 
+/** Sends SIGTERM; the server exits 0, not by the signal, within the shutdown limit. */
+async function expectCleanExitOnSigterm(server: Server): Promise<void> {
+  server.child.kill('SIGTERM')
+  expect(await exitOf(server.child, SHUTDOWN_LIMIT_MS), server.stderr()).toEqual({ code: 0, signal: null })
+}
+
 async function expectDatabaseStopped(): Promise<void> {
   const pid = await postmasterPid()
   if (pid !== undefined) expect(alive(pid), `postmaster ${pid} is still running`).toBe(false)
@@ -258,11 +253,7 @@ describe('mailroom start with nothing configured (embedded PostgreSQL)', () => {
       // ... and leaves it running for the server.
       expect((await fetch(`${server.url}/health`)).status).toBe(200)
 
-      server.child.kill('SIGTERM')
-      expect(await exitOf(server.child, SHUTDOWN_LIMIT_MS), server.stderr()).toEqual({
-        code: 0,
-        signal: null,
-      })
+      await expectCleanExitOnSigterm(server)
       // Logs go to stderr; stdout stays clean.
       expect(server.stdout()).toBe('')
       await expectDatabaseStopped()
@@ -279,11 +270,7 @@ describe('mailroom start with nothing configured (embedded PostgreSQL)', () => {
       expect(accounts.map((a) => [a.id, a.email])).toEqual([[account.id, 'embedded-owner@example.com']])
       for (const [file, content] of secretFiles) expect(await readFile(file, 'utf8')).toBe(content)
 
-      server.child.kill('SIGTERM')
-      expect(await exitOf(server.child, SHUTDOWN_LIMIT_MS), server.stderr()).toEqual({
-        code: 0,
-        signal: null,
-      })
+      await expectCleanExitOnSigterm(server)
       await expectDatabaseStopped()
     },
     SLOW,
@@ -314,11 +301,7 @@ describe('mailroom start with nothing configured (embedded PostgreSQL)', () => {
       const server = startServer(await freePort())
       // SIGTERM the moment /health first answers: start-up may still be finishing behind it.
       await waitUntilServing(server, 20)
-      server.child.kill('SIGTERM')
-      expect(await exitOf(server.child, SHUTDOWN_LIMIT_MS), server.stderr()).toEqual({
-        code: 0,
-        signal: null,
-      })
+      await expectCleanExitOnSigterm(server)
       await expectDatabaseStopped()
     },
     SLOW,

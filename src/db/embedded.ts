@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
-import net from 'node:net'
 import path from 'node:path'
 import type { Logger } from '../log.ts'
+import { freePort } from '../net/free-port.ts'
 
 /** What the embedded cluster keeps beside its data so a later process can reach it. */
 interface EmbeddedState {
@@ -105,15 +105,4 @@ async function portOfRunningCluster(clusterDir: string): Promise<number | undefi
   } catch {
     return undefined
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
 }

@@ -12,8 +12,9 @@ import {
   updateConnection,
 } from '../../src/connections/connections.ts'
 import { openPassword, SecretBoxError } from '../../src/connections/secret-box.ts'
-import { ApiError } from '../../src/errors.ts'
 import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { expectAbout } from '../support/matchers.ts'
+import { refusal } from '../support/refusal.ts'
 import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
 
 let app: TestApp
@@ -55,17 +56,6 @@ function add(accountId: number, extra: Partial<AddConnectionInput> = {}): Promis
   return addConnection(app.services, { accountId, ...starttls2525.login, from: fresh(), ...extra })
 }
 
-/** The ApiError an operation is refused with, whether it throws at once or rejects later. */
-async function refusal(operation: Promise<unknown> | (() => Promise<unknown>)): Promise<ApiError> {
-  try {
-    await (typeof operation === 'function' ? operation() : operation)
-  } catch (error) {
-    if (error instanceof ApiError) return error
-    throw error
-  }
-  throw new Error('expected the operation to be refused')
-}
-
 async function rowCount(accountId: number): Promise<number> {
   const [row] = await app.db.sql<{ n: number }[]>`
     select count(*)::int as n from connections where account_id = ${accountId}`
@@ -77,12 +67,6 @@ async function sealedPassword(id: number): Promise<string> {
     select password_encrypted from connections where id = ${id}`
   if (!row) throw new Error(`no connection ${id}`)
   return row.password_encrypted
-}
-
-function expectAbout(timestamp: string | null, expected: number): void {
-  expect(timestamp).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
-  const actual = Date.parse(`${(timestamp as string).replace(' ', 'T')}Z`)
-  expect(Math.abs(actual - expected)).toBeLessThan(5 * 60 * 1000)
 }
 
 describe('addConnection tests the SMTP login, then saves', () => {
@@ -319,14 +303,25 @@ describe('rate (messages per minute, 1 to 6000, default 60)', () => {
 })
 
 describe('default connection', () => {
-  it('makes the first connection the default and later ones not', async () => {
+  /** A Pro account and three connections added one after the other. */
+  async function threeConnections() {
     const owner = await account('pro')
     const first = await add(owner.id)
     const second = await add(owner.id)
     const third = await add(owner.id)
+    return { owner, first, second, third }
+  }
+
+  /** [id, is_default] of each listed connection of the account. */
+  async function defaults(accountId: number) {
+    const listed = await listConnections(app.services.sql, accountId)
+    return listed.map((c) => [c.id, c.is_default])
+  }
+
+  it('makes the first connection the default and later ones not', async () => {
+    const { owner, first, second, third } = await threeConnections()
     expect([first.is_default, second.is_default, third.is_default]).toEqual([true, false, false])
-    const listed = await listConnections(app.services.sql, owner.id)
-    expect(listed.map((c) => [c.id, c.is_default])).toEqual([
+    expect(await defaults(owner.id)).toEqual([
       [first.id, true],
       [second.id, false],
       [third.id, false],
@@ -334,32 +329,24 @@ describe('default connection', () => {
   })
 
   it('makes the oldest remaining connection the default when the default is deleted', async () => {
-    const owner = await account('pro')
-    const first = await add(owner.id)
-    const second = await add(owner.id)
-    const third = await add(owner.id)
+    const { owner, first, second, third } = await threeConnections()
     expect(await deleteConnection(app.services.sql, first.id)).toEqual({
       deleted: true,
       new_default_id: second.id,
     })
-    const listed = await listConnections(app.services.sql, owner.id)
-    expect(listed.map((c) => [c.id, c.is_default])).toEqual([
+    expect(await defaults(owner.id)).toEqual([
       [second.id, true],
       [third.id, false],
     ])
   })
 
   it('keeps the default when another connection is deleted, and says which it is', async () => {
-    const owner = await account('pro')
-    const first = await add(owner.id)
-    const second = await add(owner.id)
-    const third = await add(owner.id)
+    const { owner, first, second, third } = await threeConnections()
     expect(await deleteConnection(app.services.sql, second.id)).toEqual({
       deleted: true,
       new_default_id: first.id,
     })
-    const listed = await listConnections(app.services.sql, owner.id)
-    expect(listed.map((c) => [c.id, c.is_default])).toEqual([
+    expect(await defaults(owner.id)).toEqual([
       [first.id, true],
       [third.id, false],
     ])

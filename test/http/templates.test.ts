@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Template } from '../../src/templates/templates.ts'
 import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
-
-/** Human text that may change: only required to be a non-empty string. */
-const humanText = expect.stringMatching(/\S/)
-const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/
+import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
 
 let app: TestApp
 
@@ -14,17 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
 })
-
-interface Template {
-  id: number
-  user_id: number
-  name: string
-  subject: string
-  text_body: string | null
-  html_body: string | null
-  created_at: string
-  updated_at: string
-}
 
 const content = {
   name: 'Renewal reminder',
@@ -56,6 +43,14 @@ async function create(owner: SeededAccount, body: unknown = content) {
   return app.request('/templates', { method: 'POST', key: owner.key, body })
 }
 
+function get(who: SeededAccount, id: number) {
+  return app.request(`/templates/${id}`, { key: who.key })
+}
+
+function put(who: SeededAccount, id: number, body: unknown) {
+  return app.request(`/templates/${id}`, { method: 'PUT', key: who.key, body })
+}
+
 async function createOk(owner: SeededAccount, body: Record<string, unknown> = content): Promise<Template> {
   const response = await create(owner, body)
   const result = await statusAndBody(response)
@@ -63,11 +58,20 @@ async function createOk(owner: SeededAccount, body: Record<string, unknown> = co
   return result.body.template as Template
 }
 
-function validationBody(issues: { path: (string | number)[]; code: string }[]) {
-  return {
-    success: false,
-    error: { name: 'ZodError', issues: issues.map((issue) => ({ ...issue, message: humanText })) },
-  }
+/** POST /templates answers 201 {success, template} with the template `body` describes. */
+async function expectCreated(owner: SeededAccount, body: Partial<Template>) {
+  expect(await statusAndBody(await create(owner, body))).toEqual({
+    status: 201,
+    body: { success: true, template: expectedTemplate(owner, body) },
+  })
+}
+
+/** POST /templates with `field` set to `value` answers 400 with the validation body for it. */
+async function expectInvalid(owner: SeededAccount, field: 'name' | 'subject', value: string, code: string) {
+  expect(await statusAndBody(await create(owner, { ...content, [field]: value }))).toEqual({
+    status: 400,
+    body: validationBody([{ path: [field], code }]),
+  })
 }
 
 describe('the five template operations', () => {
@@ -83,7 +87,7 @@ describe('the five template operations', () => {
   it('GET /templates/{id} answers 200 {success, template}, the same template as created', async () => {
     const owner = await seedAccount(app)
     const created = await createOk(owner)
-    const response = await app.request(`/templates/${created.id}`, { key: owner.key })
+    const response = await get(owner, created.id)
     expect(await statusAndBody(response)).toEqual({ status: 200, body: { success: true, template: created } })
   })
 
@@ -104,11 +108,7 @@ describe('the five template operations', () => {
     const owner = await seedAccount(app)
     const created = await createOk(owner)
     const change = { name: 'Renamed', subject: 'New subject', text_body: 'New text', html_body: '<p>New</p>' }
-    const response = await app.request(`/templates/${created.id}`, {
-      method: 'PUT',
-      key: owner.key,
-      body: change,
-    })
+    const response = await put(owner, created.id, change)
     expect(await statusAndBody(response)).toEqual({
       status: 200,
       body: {
@@ -116,7 +116,7 @@ describe('the five template operations', () => {
         template: expectedTemplate(owner, { ...change, id: created.id, created_at: created.created_at }),
       },
     })
-    const read = await app.request(`/templates/${created.id}`, { key: owner.key })
+    const read = await get(owner, created.id)
     expect((await read.json()).template).toEqual(
       expectedTemplate(owner, { ...change, id: created.id, created_at: created.created_at }),
     )
@@ -130,7 +130,7 @@ describe('the five template operations', () => {
       status: 200,
       body: { success: true, message: humanText },
     })
-    const read = await app.request(`/templates/${created.id}`, { key: owner.key })
+    const read = await get(owner, created.id)
     expect(await statusAndBody(read)).toEqual({ status: 404, body: { error: humanText } })
     const list = await app.request('/templates', { key: owner.key })
     expect(await list.json()).toEqual({ success: true, templates: [] })
@@ -138,55 +138,24 @@ describe('the five template operations', () => {
 })
 
 describe('field limits on creation', () => {
-  it('name: "" is refused (400), 1 character is accepted (201)', async () => {
-    const owner = await seedAccount(app, { plan: 'pro' })
-    expect(await statusAndBody(await create(owner, { ...content, name: '' }))).toEqual({
-      status: 400,
-      body: validationBody([{ path: ['name'], code: 'too_small' }]),
-    })
-    expect(await statusAndBody(await create(owner, { ...content, name: 'n' }))).toEqual({
-      status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...content, name: 'n' }) },
-    })
-  })
+  for (const { field, letter, max } of [
+    { field: 'name', letter: 'n', max: 255 },
+    { field: 'subject', letter: 's', max: 998 },
+  ] as const) {
+    const ofLength = (length: number) => letter.repeat(length)
 
-  it('name: 255 characters are accepted (201), 256 are refused (400)', async () => {
-    const owner = await seedAccount(app, { plan: 'pro' })
-    const longest = 'n'.repeat(255)
-    expect(await statusAndBody(await create(owner, { ...content, name: longest }))).toEqual({
-      status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...content, name: longest }) },
+    it(`${field}: "" is refused (400), 1 character is accepted (201)`, async () => {
+      const owner = await seedAccount(app, { plan: 'pro' })
+      await expectInvalid(owner, field, '', 'too_small')
+      await expectCreated(owner, { ...content, [field]: ofLength(1) })
     })
-    expect(await statusAndBody(await create(owner, { ...content, name: 'n'.repeat(256) }))).toEqual({
-      status: 400,
-      body: validationBody([{ path: ['name'], code: 'too_big' }]),
-    })
-  })
 
-  it('subject: "" is refused (400), 1 character is accepted (201)', async () => {
-    const owner = await seedAccount(app, { plan: 'pro' })
-    expect(await statusAndBody(await create(owner, { ...content, subject: '' }))).toEqual({
-      status: 400,
-      body: validationBody([{ path: ['subject'], code: 'too_small' }]),
+    it(`${field}: ${max} characters are accepted (201), ${max + 1} are refused (400)`, async () => {
+      const owner = await seedAccount(app, { plan: 'pro' })
+      await expectCreated(owner, { ...content, [field]: ofLength(max) })
+      await expectInvalid(owner, field, ofLength(max + 1), 'too_big')
     })
-    expect(await statusAndBody(await create(owner, { ...content, subject: 's' }))).toEqual({
-      status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...content, subject: 's' }) },
-    })
-  })
-
-  it('subject: 998 characters are accepted (201), 999 are refused (400)', async () => {
-    const owner = await seedAccount(app, { plan: 'pro' })
-    const longest = 's'.repeat(998)
-    expect(await statusAndBody(await create(owner, { ...content, subject: longest }))).toEqual({
-      status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...content, subject: longest }) },
-    })
-    expect(await statusAndBody(await create(owner, { ...content, subject: 's'.repeat(999) }))).toEqual({
-      status: 400,
-      body: validationBody([{ path: ['subject'], code: 'too_big' }]),
-    })
-  })
+  }
 
   it('name and subject are required', async () => {
     const owner = await seedAccount(app)
@@ -215,21 +184,14 @@ describe('field limits on creation', () => {
     expect(await list.json()).toEqual({ success: true, templates: [] })
   })
 
-  it('only html_body is enough (text_body is null)', async () => {
+  it.each([
+    ['html_body', 'text_body', { name: 'Html only', subject: 'Hi', html_body: '<p>Hi</p>' }],
+    ['text_body', 'html_body', { name: 'Text only', subject: 'Hi', text_body: 'Hi' }],
+  ] as const)('only %s is enough (%s is null)', async (_given, missing, body) => {
     const owner = await seedAccount(app)
-    const body = { name: 'Html only', subject: 'Hi', html_body: '<p>Hi</p>' }
     expect(await statusAndBody(await create(owner, body))).toEqual({
       status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...body, text_body: null }) },
-    })
-  })
-
-  it('only text_body is enough (html_body is null)', async () => {
-    const owner = await seedAccount(app)
-    const body = { name: 'Text only', subject: 'Hi', text_body: 'Hi' }
-    expect(await statusAndBody(await create(owner, body))).toEqual({
-      status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...body, html_body: null }) },
+      body: { success: true, template: expectedTemplate(owner, { ...body, [missing]: null }) },
     })
   })
 })
@@ -238,11 +200,7 @@ describe('PUT /templates/{id}', () => {
   it('a partial update changes only the given fields and keeps the others', async () => {
     const owner = await seedAccount(app)
     const created = await createOk(owner)
-    const response = await app.request(`/templates/${created.id}`, {
-      method: 'PUT',
-      key: owner.key,
-      body: { subject: 'Only the subject changed' },
-    })
+    const response = await put(owner, created.id, { subject: 'Only the subject changed' })
     expect(await statusAndBody(response)).toEqual({
       status: 200,
       body: {
@@ -254,11 +212,7 @@ describe('PUT /templates/{id}', () => {
         },
       },
     })
-    const html = await app.request(`/templates/${created.id}`, {
-      method: 'PUT',
-      key: owner.key,
-      body: { html_body: '<p>Changed</p>' },
-    })
+    const html = await put(owner, created.id, { html_body: '<p>Changed</p>' })
     expect((await html.json()).template).toEqual({
       ...created,
       subject: 'Only the subject changed',
@@ -271,11 +225,7 @@ describe('PUT /templates/{id}', () => {
     const owner = await seedAccount(app)
     const created = await createOk(owner)
     const change = { name: 'n'.repeat(255), subject: 's'.repeat(998) }
-    const response = await app.request(`/templates/${created.id}`, {
-      method: 'PUT',
-      key: owner.key,
-      body: change,
-    })
+    const response = await put(owner, created.id, change)
     expect(await statusAndBody(response)).toEqual({
       status: 200,
       body: {
@@ -297,16 +247,12 @@ describe('PUT /templates/{id}', () => {
     async ({ field, value, code }) => {
       const owner = await seedAccount(app)
       const created = await createOk(owner)
-      const response = await app.request(`/templates/${created.id}`, {
-        method: 'PUT',
-        key: owner.key,
-        body: { [field]: value },
-      })
+      const response = await put(owner, created.id, { [field]: value })
       expect(await statusAndBody(response)).toEqual({
         status: 400,
         body: validationBody([{ path: [field], code }]),
       })
-      const read = await app.request(`/templates/${created.id}`, { key: owner.key })
+      const read = await get(owner, created.id)
       expect((await read.json()).template).toEqual(created)
     },
   )
@@ -332,36 +278,40 @@ describe('unknown template IDs', () => {
 })
 
 describe('another account’s template', () => {
-  it('GET answers 403 {error: "Access denied"}', async () => {
+  const ACCESS_DENIED = { status: 403, body: { error: 'Access denied' } }
+
+  /** A template of `owner`, and an `intruder`: another account with a key of its own. */
+  async function ownerAndIntruder() {
     const owner = await seedAccount(app)
     const intruder = await seedAccount(app)
     const created = await createOk(owner)
-    const response = await app.request(`/templates/${created.id}`, { key: intruder.key })
-    expect(await statusAndBody(response)).toEqual({ status: 403, body: { error: 'Access denied' } })
+    return { owner, intruder, created }
+  }
+
+  /** `owner` still reads `created` as it was. */
+  async function expectUnchanged(owner: SeededAccount, created: Template) {
+    const read = await get(owner, created.id)
+    expect(await statusAndBody(read)).toEqual({ status: 200, body: { success: true, template: created } })
+  }
+
+  it('GET answers 403 {error: "Access denied"}', async () => {
+    const { intruder, created } = await ownerAndIntruder()
+    const response = await get(intruder, created.id)
+    expect(await statusAndBody(response)).toEqual(ACCESS_DENIED)
   })
 
   it('PUT answers 403 {error: "Access denied"} and the template is not modified', async () => {
-    const owner = await seedAccount(app)
-    const intruder = await seedAccount(app)
-    const created = await createOk(owner)
-    const response = await app.request(`/templates/${created.id}`, {
-      method: 'PUT',
-      key: intruder.key,
-      body: { name: 'Hijacked', subject: 'Hijacked' },
-    })
-    expect(await statusAndBody(response)).toEqual({ status: 403, body: { error: 'Access denied' } })
-    const read = await app.request(`/templates/${created.id}`, { key: owner.key })
-    expect(await statusAndBody(read)).toEqual({ status: 200, body: { success: true, template: created } })
+    const { owner, intruder, created } = await ownerAndIntruder()
+    const response = await put(intruder, created.id, { name: 'Hijacked', subject: 'Hijacked' })
+    expect(await statusAndBody(response)).toEqual(ACCESS_DENIED)
+    await expectUnchanged(owner, created)
   })
 
   it('DELETE answers 403 {error: "Access denied"} and the template is not deleted', async () => {
-    const owner = await seedAccount(app)
-    const intruder = await seedAccount(app)
-    const created = await createOk(owner)
+    const { owner, intruder, created } = await ownerAndIntruder()
     const response = await app.request(`/templates/${created.id}`, { method: 'DELETE', key: intruder.key })
-    expect(await statusAndBody(response)).toEqual({ status: 403, body: { error: 'Access denied' } })
-    const read = await app.request(`/templates/${created.id}`, { key: owner.key })
-    expect(await statusAndBody(read)).toEqual({ status: 200, body: { success: true, template: created } })
+    expect(await statusAndBody(response)).toEqual(ACCESS_DENIED)
+    await expectUnchanged(owner, created)
   })
 
   it('GET /templates lists only the caller’s templates', async () => {
@@ -396,10 +346,7 @@ describe('plan template limits', () => {
     expect((await create(owner)).status).toBe(403)
     const deleted = await app.request(`/templates/${made[0]?.id}`, { method: 'DELETE', key: owner.key })
     expect(deleted.status).toBe(200)
-    expect(await statusAndBody(await create(owner, { ...content, name: 'Replacement' }))).toEqual({
-      status: 201,
-      body: { success: true, template: expectedTemplate(owner, { ...content, name: 'Replacement' }) },
-    })
+    await expectCreated(owner, { ...content, name: 'Replacement' })
     expect(await statusAndBody(await create(owner))).toEqual({
       status: 403,
       body: { error: 'Template limit reached', limit: 3, used: 3, upgradeRequired: true, message: humanText },
@@ -426,12 +373,7 @@ describe('plan template limits', () => {
 
   it('Pro: a 4th and a 5th template are accepted', async () => {
     const owner = await seedAccount(app, { plan: 'pro' })
-    for (let i = 1; i <= 5; i++) {
-      expect(await statusAndBody(await create(owner, { ...content, name: `Template ${i}` }))).toEqual({
-        status: 201,
-        body: { success: true, template: expectedTemplate(owner, { ...content, name: `Template ${i}` }) },
-      })
-    }
+    for (let i = 1; i <= 5; i++) await expectCreated(owner, { ...content, name: `Template ${i}` })
     const list = await app.request('/templates', { key: owner.key })
     expect((await list.json()).templates).toHaveLength(5)
   })

@@ -5,35 +5,30 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
-import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
-
-interface Body {
-  [field: string]: unknown
-  success?: boolean
-  outboxId?: number
-  messageId?: string
-  replayed?: boolean
-  code?: string
-}
-
-interface Reply {
-  status: number
-  body: Body
-  retryAfter: string | null
-}
-
-interface Sender {
-  sink: SmtpSink
-  key: string
-  accountId: number
-  connectionId: number
-  from: string
-}
+import { freePort } from '../../src/net/free-port.ts'
+import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import {
+  type Body,
+  closeAppAndSinks,
+  dailyLimitBody,
+  dailyUsed,
+  fresh,
+  IN_FLIGHT,
+  nextUtcMidnight,
+  quotaBody,
+  quotaUsed,
+  type Reply,
+  replayOf,
+  replyOf,
+  type Sender,
+  type SenderOptions,
+  setDailyUsed,
+  startSender,
+} from '../support/sending.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
 
 let app: TestApp
 const sinks: SmtpSink[] = []
@@ -42,26 +37,12 @@ beforeAll(async () => {
   app = await startTestApp()
 })
 
-afterAll(async () => {
-  // The app first: its pooled SMTP sessions would otherwise hold the sinks open.
-  await app?.close()
-  await Promise.all(sinks.map((sink) => sink.close()))
-})
+afterAll(() => closeAppAndSinks(app, sinks))
 
 let seq = 0
 
-async function sender(
-  options: { plan?: 'free' | 'pro'; quota?: { quota: number; per: 'day' | 'hour' } } = {},
-): Promise<Sender> {
-  const sink = await startSmtpSink({ port: 2525 })
-  sinks.push(sink)
-  const from = `race${++seq}@example.com`
-  const seeded = await seedAccount(app, {
-    plan: options.plan ?? 'free',
-    connection: { ...sink.login, from, rate: 6000, quota: options.quota },
-  })
-  if (!seeded.connection) throw new Error('seedAccount made no connection')
-  return { sink, key: seeded.key, accountId: seeded.account.id, connectionId: seeded.connection.id, from }
+function sender(options: Pick<SenderOptions, 'plan' | 'quota'> = {}): Promise<Sender> {
+  return startSender(app, sinks, 'race', options)
 }
 
 function email() {
@@ -76,36 +57,7 @@ async function sendTo(baseUrl: string, apiKey: string, idempotencyKey?: string):
   }
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey
   const res = await fetch(`${baseUrl}/send`, { method: 'POST', headers, body: JSON.stringify(email()) })
-  return { status: res.status, body: (await res.json()) as Body, retryAfter: res.headers.get('retry-after') }
-}
-
-function fresh(from: string): Body {
-  return {
-    success: true,
-    messageId: expect.any(String),
-    outboxId: expect.any(Number),
-    from,
-    message: expect.any(String),
-  }
-}
-
-function nextUtcMidnight(at: number): string {
-  const now = new Date(at)
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString()
-}
-
-async function quotaUsed(connectionId: number): Promise<number> {
-  const [row] = await app.services.sql<{ used: number }[]>`
-    select coalesce(sum(used), 0)::int as used from quota_usage
-    where connection_id = ${connectionId} and window_start = date_trunc('day', now(), 'UTC')`
-  return row?.used ?? 0
-}
-
-async function dailyUsed(accountId: number): Promise<number> {
-  const [row] = await app.services.sql<{ used: number }[]>`
-    select coalesce(sum(used), 0)::int as used from daily_usage
-    where account_id = ${accountId} and day = (now() at time zone 'UTC')::date`
-  return row?.used ?? 0
+  return replyOf(res)
 }
 
 async function outboxCount(accountId: number): Promise<number> {
@@ -122,19 +74,12 @@ function expectOneSendPerKey(replies: Reply[], s: Sender): Body {
   expect(original).toEqual(fresh(s.from))
   for (const reply of replies) {
     if (reply.status === 400) {
-      expect(reply.body).toEqual({ code: 'IDEMPOTENCY_KEY_IN_FLIGHT', message: expect.any(String) })
+      expect(reply.body).toEqual(IN_FLIGHT)
       continue
     }
     expect(reply.status, JSON.stringify(reply.body)).toBe(200)
     if (reply.body === original) continue
-    expect(reply.body).toEqual({
-      success: true,
-      messageId: original.messageId,
-      outboxId: original.outboxId,
-      from: s.from,
-      message: expect.any(String),
-      replayed: true,
-    })
+    expect(reply.body).toEqual(replayOf(original))
   }
   return original
 }
@@ -154,14 +99,6 @@ function expectSplit(replies: Reply[], s: Sender, allowed: number, refusal: Body
   }
 }
 
-function quotaRefusal(limit: number, before: number): Body {
-  return {
-    code: 'QUOTA_EXCEEDED',
-    message: expect.any(String),
-    details: { limit, used: limit, resetsAt: nextUtcMidnight(before) },
-  }
-}
-
 // ------------------------------------------------------------------------------------------------
 
 describe('one Idempotency-Key, many concurrent requests', () => {
@@ -176,12 +113,12 @@ describe('one Idempotency-Key, many concurrent requests', () => {
     expect(s.sink.messages[0]?.headers.get('message-id')).toBe(original.messageId)
     // Requests that lost the race gave back whatever they had reserved.
     expect(await outboxCount(s.accountId)).toBe(1)
-    expect(await quotaUsed(s.connectionId)).toBe(1)
-    expect(await dailyUsed(s.accountId)).toBe(1)
+    expect(await quotaUsed(app, s.connectionId)).toBe(1)
+    expect(await dailyUsed(app, s.accountId)).toBe(1)
 
     const later = await sendTo(app.baseUrl, s.key, key)
     expect(later.status).toBe(200)
-    expect(later.body).toEqual({ ...original, message: expect.any(String), replayed: true })
+    expect(later.body).toEqual(replayOf(original))
   })
 
   it('30 concurrent requests with one key and one unit of quota left: one message, no 429 for the key', async () => {
@@ -195,7 +132,7 @@ describe('one Idempotency-Key, many concurrent requests', () => {
 
     await sleep(300)
     expect(s.sink.messages).toHaveLength(1)
-    expect(await quotaUsed(s.connectionId)).toBe(1)
+    expect(await quotaUsed(app, s.connectionId)).toBe(1)
   })
 })
 
@@ -204,29 +141,24 @@ describe('connection quota under concurrency', () => {
     const s = await sender({ plan: 'pro', quota: { quota: 10, per: 'day' } })
     const before = Date.now()
     const replies = await Promise.all(Array.from({ length: 50 }, () => sendTo(app.baseUrl, s.key)))
-    expectSplit(replies, s, 10, quotaRefusal(10, before))
+    expectSplit(replies, s, 10, quotaBody(10, 10, nextUtcMidnight(before)))
 
     await sleep(300)
     expect(s.sink.messages).toHaveLength(10)
-    expect(await quotaUsed(s.connectionId)).toBe(10)
+    expect(await quotaUsed(app, s.connectionId)).toBe(10)
   })
 })
 
 describe('Free daily limit under concurrency', () => {
   it('with 95 used, 20 concurrent sends deliver exactly 5', async () => {
     const s = await sender()
-    await app.services.sql`
-      insert into daily_usage (account_id, day, used) values (${s.accountId}, (now() at time zone 'UTC')::date, 95)`
+    await setDailyUsed(app, s.accountId, 95)
     const replies = await Promise.all(Array.from({ length: 20 }, () => sendTo(app.baseUrl, s.key)))
-    expectSplit(replies, s, 5, {
-      code: 'DAILY_LIMIT_REACHED',
-      message: expect.any(String),
-      details: { limit: 100, used: 100, upgradeRequired: true },
-    })
+    expectSplit(replies, s, 5, dailyLimitBody())
 
     await sleep(300)
     expect(s.sink.messages).toHaveLength(5)
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
   })
 })
 
@@ -289,11 +221,11 @@ describe('two API processes on one database', () => {
     const replies = await Promise.all(
       Array.from({ length: 50 }, (_, i) => sendTo(i % 2 ? childBaseUrl : app.baseUrl, s.key)),
     )
-    expectSplit(replies, s, 10, quotaRefusal(10, before))
+    expectSplit(replies, s, 10, quotaBody(10, 10, nextUtcMidnight(before)))
 
     await sleep(300)
     expect(s.sink.messages).toHaveLength(10)
-    expect(await quotaUsed(s.connectionId)).toBe(10)
+    expect(await quotaUsed(app, s.connectionId)).toBe(10)
   })
 
   it('one Idempotency-Key sent to both processes concurrently delivers exactly one message', async () => {
@@ -307,17 +239,6 @@ describe('two API processes on one database', () => {
     await sleep(300)
     expect(s.sink.messages).toHaveLength(1)
     expect(await outboxCount(s.accountId)).toBe(1)
-    expect(await dailyUsed(s.accountId)).toBe(1)
+    expect(await dailyUsed(app, s.accountId)).toBe(1)
   })
 })
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}

@@ -9,12 +9,11 @@ import {
 } from '../../src/connections/connections.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { humanText } from '../support/matchers.ts'
 import { type ReceivedMessage, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
 
 // Contract: POST /send — which connection a send goes through (the rulings' selection table),
 // the three SMTP ports, and the 401/403 answers when no usable connection can be chosen.
-
-const nonEmpty = expect.stringMatching(/\S/)
 
 let app: TestApp
 let s465: SmtpSink
@@ -65,7 +64,7 @@ async function expectDelivered(key: string, body: Record<string, unknown>, sink:
     messageId: expect.any(String),
     outboxId: expect.any(Number),
     from,
-    message: nonEmpty,
+    message: humanText,
   })
   const index = sinks.indexOf(sink)
   expect(received.map((messages) => messages.length)).toEqual(sinks.map((_, i) => (i === index ? 1 : 0)))
@@ -79,7 +78,7 @@ async function expectDelivered(key: string, body: Record<string, unknown>, sink:
 async function expectRefused(key: string, body: Record<string, unknown>, code: string, status = 403) {
   const res = await send(key, body)
   expect(res.status, JSON.stringify(res.json)).toBe(status)
-  expect(res.json).toEqual({ code, message: nonEmpty })
+  expect(res.json).toEqual({ code, message: humanText })
   for (const messages of res.received) expect(messages).toEqual([])
 }
 
@@ -105,6 +104,13 @@ async function proAccount(...entries: Array<{ sink: SmtpSink; from: string }>) {
   return { ...seeded, connections }
 }
 
+/** A Pro account whose default connection goes to s465 from `alpha`, its second to s587 from `beta`. */
+async function twoConnections() {
+  const alpha = address('alpha')
+  const beta = address('beta')
+  return { alpha, beta, ...(await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })) }
+}
+
 async function scopedKey(accountId: number, connectionId: number) {
   const created = await createKey(app.services.sql, { accountId, name: 'scoped', connectionId })
   return created.key
@@ -127,18 +133,14 @@ describe('ports', () => {
 
 describe('choosing the connection with `from`', () => {
   it('selects the connection whose address matches `from`, case-insensitively', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, alpha, beta } = await twoConnections()
     await expectDelivered(key, message({ from: beta.toUpperCase() }), s587, beta)
     await expectDelivered(key, message({ from: alpha.replace(/^a/, 'A') }), s465, alpha)
     await expectDelivered(key, message({ from: beta }), s587, beta)
   })
 
   it('without `from` uses the default connection (the first created)', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, alpha } = await twoConnections()
     await expectDelivered(key, message(), s465, alpha)
   })
 
@@ -164,9 +166,7 @@ describe('choosing the connection with `from`', () => {
   })
 
   it('`from` naming a disabled connection → 403 CONNECTION_NOT_FOUND; enabled again, it sends', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key, connections } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, connections, alpha, beta } = await twoConnections()
     await disableConnection(app.services.sql, connections[1]?.id as number, true)
     await expectRefused(key, message({ from: beta }), 'CONNECTION_NOT_FOUND')
     await expectDelivered(key, message({ from: alpha }), s465, alpha)
@@ -175,9 +175,7 @@ describe('choosing the connection with `from`', () => {
   })
 
   it('`from` naming a paused connection → 403 CONNECTION_NOT_FOUND', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key, connections } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, connections, alpha, beta } = await twoConnections()
     await pauseConnection(app.services.sql, connections[1]?.id as number, 15)
     await expectRefused(key, message({ from: beta }), 'CONNECTION_NOT_FOUND')
     await expectRefused(key, message({ from: beta.toUpperCase() }), 'CONNECTION_NOT_FOUND')
@@ -185,18 +183,14 @@ describe('choosing the connection with `from`', () => {
   })
 
   it('default connection disabled → 403 CONNECTION_NOT_FOUND; another one still sends by `from`', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key, connections } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, connections, beta } = await twoConnections()
     await disableConnection(app.services.sql, connections[0]?.id as number, true)
     await expectRefused(key, message(), 'CONNECTION_NOT_FOUND')
     await expectDelivered(key, message({ from: beta }), s587, beta)
   })
 
   it('default connection paused → 403 CONNECTION_PAUSED; another one still sends by `from`', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key, connections } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, connections, beta } = await twoConnections()
     await pauseConnection(app.services.sql, connections[0]?.id as number, 15)
     await expectRefused(key, message(), 'CONNECTION_PAUSED')
     await expectDelivered(key, message({ from: beta }), s587, beta)
@@ -212,12 +206,10 @@ describe('choosing the connection with `from`', () => {
 
 describe('keys scoped to one connection', () => {
   async function setup() {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const account = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const account = await twoConnections()
     const betaId = account.connections[1]?.id as number
     const key = await scopedKey(account.account.id, betaId)
-    return { ...account, alpha, beta, betaId, scoped: key }
+    return { ...account, betaId, scoped: key }
   }
 
   it('without `from` sends through the scoped connection, not the default', async () => {
@@ -292,9 +284,7 @@ describe('the default connection after a delete', () => {
   })
 
   it('deleting a connection that is not the default keeps the default', async () => {
-    const alpha = address('alpha')
-    const beta = address('beta')
-    const { key, connections } = await proAccount({ sink: s465, from: alpha }, { sink: s587, from: beta })
+    const { key, connections, alpha } = await twoConnections()
     await deleteConnection(app.services.sql, connections[1]?.id as number)
     await expectDelivered(key, message(), s465, alpha)
   })

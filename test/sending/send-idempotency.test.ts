@@ -8,32 +8,23 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addConnection } from '../../src/connections/connections.ts'
 import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
-import { type SinkBehaviour, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
-
-interface Body {
-  [field: string]: unknown
-  success?: boolean
-  outboxId?: number
-  messageId?: string
-  from?: string
-  replayed?: boolean
-  code?: string
-  details?: { retryAfter?: number }
-}
-
-interface Reply {
-  status: number
-  body: Body
-  retryAfter: string | null
-}
-
-interface Sender {
-  sink: SmtpSink
-  key: string
-  accountId: number
-  connectionId: number
-  from: string
-}
+import {
+  type Body,
+  closeAppAndSinks,
+  expectRetryAfter,
+  fresh,
+  IN_FLIGHT,
+  postSend,
+  type Reply,
+  replayOf,
+  type Sender,
+  type SenderOptions,
+  senderAddress,
+  setDailyUsed,
+  startSender,
+  startSink,
+} from '../support/sending.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
 
 let app: TestApp
 const sinks: SmtpSink[] = []
@@ -42,35 +33,12 @@ beforeAll(async () => {
   app = await startTestApp()
 })
 
-afterAll(async () => {
-  // The app first: its pooled SMTP sessions would otherwise hold the sinks open.
-  await app?.close()
-  await Promise.all(sinks.map((sink) => sink.close()))
-})
+afterAll(() => closeAppAndSinks(app, sinks))
 
 let seq = 0
 
-async function sink(behaviour?: Partial<SinkBehaviour>): Promise<SmtpSink> {
-  const started = await startSmtpSink({ port: 2525, behaviour })
-  sinks.push(started)
-  return started
-}
-
-async function sender(
-  options: {
-    plan?: 'free' | 'pro'
-    quota?: { quota: number; per: 'day' | 'hour' }
-    behaviour?: Partial<SinkBehaviour>
-  } = {},
-): Promise<Sender> {
-  const s = await sink(options.behaviour)
-  const from = `idem${++seq}@example.com`
-  const seeded = await seedAccount(app, {
-    plan: options.plan ?? 'free',
-    connection: { ...s.login, from, rate: 6000, quota: options.quota },
-  })
-  if (!seeded.connection) throw new Error('seedAccount made no connection')
-  return { sink: s, key: seeded.key, accountId: seeded.account.id, connectionId: seeded.connection.id, from }
+function sender(options: SenderOptions = {}): Promise<Sender> {
+  return startSender(app, sinks, 'idem', options)
 }
 
 function email(extra: Record<string, unknown> = {}) {
@@ -81,42 +49,13 @@ function newKey(): string {
   return `key-${randomBytes(8).toString('hex')}`
 }
 
-async function send(apiKey: string, body: unknown, idempotencyKey?: string): Promise<Reply> {
-  const res = await app.request('/send', {
-    key: apiKey,
-    body,
-    headers: idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey },
-  })
-  return { status: res.status, body: (await res.json()) as Body, retryAfter: res.headers.get('retry-after') }
-}
-
-/** A first, fresh send: no `replayed` field. */
-function fresh(from: string): Body {
-  return {
-    success: true,
-    messageId: expect.any(String),
-    outboxId: expect.any(Number),
-    from,
-    message: expect.any(String),
-  }
-}
-
-function replayOf(first: Body): Body {
-  return {
-    success: true,
-    messageId: first.messageId,
-    outboxId: first.outboxId,
-    from: first.from,
-    message: expect.any(String),
-    replayed: true,
-  }
+function send(apiKey: string, body: unknown, idempotencyKey?: string): Promise<Reply> {
+  return postSend(app, apiKey, body, idempotencyKey)
 }
 
 function failedReplay(outboxId: number, from: string): Body {
   return { success: false, replayed: true, outboxId, from, message: expect.any(String) }
 }
-
-const IN_FLIGHT: Body = { code: 'IDEMPOTENCY_KEY_IN_FLIGHT', message: expect.any(String) }
 
 async function outboxIds(accountId: number): Promise<number[]> {
   const rows = await app.services.sql<{ id: number }[]>`
@@ -174,9 +113,7 @@ describe('same key, first request succeeded', () => {
     expect((await send(s.key, email(), key)).body).toEqual(replayOf(first.body))
 
     // So does it with the daily limit reached and the connection disabled.
-    await app.services.sql`
-      insert into daily_usage (account_id, day, used) values (${s.accountId}, (now() at time zone 'UTC')::date, 100)
-      on conflict (account_id, day) do update set used = 100`
+    await setDailyUsed(app, s.accountId, 100)
     await app.services.sql`update connections set disabled = true where id = ${s.connectionId}`
     const replay = await send(s.key, email(), key)
     expect(replay.status).toBe(200)
@@ -331,14 +268,14 @@ describe('a request refused before SMTP leaves the key unused', () => {
   })
 
   it('after 403 NO_CONNECTION', async () => {
-    const s = await sink()
+    const s = await startSink(sinks)
     const seeded = await seedAccount(app)
     const key = newKey()
     const refused = await send(seeded.key, email(), key)
     expect(refused.status).toBe(403)
     expect(refused.body).toEqual({ code: 'NO_CONNECTION', message: expect.any(String) })
 
-    const from = `idem${++seq}@example.com`
+    const from = senderAddress('idem')
     await addConnection(app.services, { accountId: seeded.account.id, ...s.login, from, rate: 6000 })
     const ok = await send(seeded.key, email(), key)
     expect(ok.status).toBe(200)
@@ -375,8 +312,7 @@ describe('a request refused before SMTP leaves the key unused', () => {
 
   it('after 429 DAILY_LIMIT_REACHED', async () => {
     const s = await sender()
-    await app.services.sql`
-      insert into daily_usage (account_id, day, used) values (${s.accountId}, (now() at time zone 'UTC')::date, 100)`
+    await setDailyUsed(app, s.accountId, 100)
     const key = newKey()
     const refused = await send(s.key, email(), key)
     expect(refused.status).toBe(429)
@@ -421,10 +357,7 @@ describe('provider push-back leaves the key reusable', () => {
       message: expect.any(String),
       details: { retryAfter: expect.any(Number) },
     })
-    const retryAfter = pushed.body.details?.retryAfter as number
-    expect(Number.isInteger(retryAfter)).toBe(true)
-    expect(retryAfter).toBeGreaterThanOrEqual(1)
-    expect(pushed.retryAfter).toBe(String(retryAfter))
+    expectRetryAfter(pushed)
     expect(s.sink.messages).toHaveLength(0)
 
     s.sink.setBehaviour({ rejectData: undefined })

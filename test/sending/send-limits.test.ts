@@ -5,37 +5,25 @@
  * counters the service keeps in PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
-import { type SinkBehaviour, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
-
-interface Body {
-  [field: string]: unknown
-  success?: boolean
-  outboxId?: number
-  messageId?: string
-  code?: string
-  details?: {
-    retryAfter?: number
-    resetsAt?: string
-    limit?: number
-    used?: number
-    upgradeRequired?: boolean
-  }
-}
-
-interface Reply {
-  status: number
-  body: Body
-  retryAfter: string | null
-}
-
-interface Sender {
-  sink: SmtpSink
-  key: string
-  accountId: number
-  connectionId: number
-  from: string
-}
+import { startTestApp, type TestApp } from '../support/app.ts'
+import {
+  type Body,
+  closeAppAndSinks,
+  dailyLimitBody,
+  dailyUsed,
+  expectRetryAfter,
+  fresh,
+  nextUtcMidnight,
+  postSend,
+  quotaBody,
+  quotaUsed,
+  type Reply,
+  type Sender,
+  type SenderOptions,
+  setDailyUsed,
+  startSender,
+} from '../support/sending.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
@@ -46,75 +34,30 @@ beforeAll(async () => {
   app = await startTestApp()
 })
 
-afterAll(async () => {
-  // The app first: its pooled SMTP sessions would otherwise hold the sinks open.
-  await app?.close()
-  await Promise.all(sinks.map((sink) => sink.close()))
-})
+afterAll(() => closeAppAndSinks(app, sinks))
 
 let seq = 0
 
-/** A fresh account with one connection to a sink of its own; a high rate unless pacing is tested. */
-async function sender(
-  options: {
-    plan?: 'free' | 'pro'
-    quota?: { quota: number; per: 'day' | 'hour' }
-    rate?: number
-    behaviour?: Partial<SinkBehaviour>
-  } = {},
-): Promise<Sender> {
-  const sink = await startSmtpSink({ port: 2525, behaviour: options.behaviour })
-  sinks.push(sink)
-  const from = `limits${++seq}@example.com`
-  const seeded = await seedAccount(app, {
-    plan: options.plan ?? 'free',
-    connection: { ...sink.login, from, rate: options.rate ?? 6000, quota: options.quota },
-  })
-  if (!seeded.connection) throw new Error('seedAccount made no connection')
-  return { sink, key: seeded.key, accountId: seeded.account.id, connectionId: seeded.connection.id, from }
+function sender(options: SenderOptions = {}): Promise<Sender> {
+  return startSender(app, sinks, 'limits', options)
 }
 
 function email(extra: Record<string, unknown> = {}) {
   return { to: 'rcpt@example.com', subject: `Limits ${++seq}`, text_body: 'Hello', ...extra }
 }
 
-async function send(key: string, body: unknown = email()): Promise<Reply> {
-  const res = await app.request('/send', { key, body })
-  return { status: res.status, body: (await res.json()) as Body, retryAfter: res.headers.get('retry-after') }
-}
-
-function sent(from: string): Body {
-  return {
-    success: true,
-    messageId: expect.any(String),
-    outboxId: expect.any(Number),
-    from,
-    message: expect.any(String),
-  }
+function send(key: string, body: unknown = email()): Promise<Reply> {
+  return postSend(app, key, body)
 }
 
 async function expectSent(s: Sender, body: unknown = email()): Promise<Reply> {
   const reply = await send(s.key, body)
   expect(reply.status).toBe(200)
-  expect(reply.body).toEqual(sent(s.from))
+  expect(reply.body).toEqual(fresh(s.from))
   return reply
 }
 
 // --- State set with SQL, and counters read back -------------------------------------------------
-
-async function setDailyUsed(accountId: number, used: number): Promise<void> {
-  await app.services.sql`
-    insert into daily_usage (account_id, day, used)
-    values (${accountId}, (now() at time zone 'UTC')::date, ${used})
-    on conflict (account_id, day) do update set used = excluded.used`
-}
-
-async function dailyUsed(accountId: number): Promise<number> {
-  const [row] = await app.services.sql<{ used: number }[]>`
-    select coalesce(sum(used), 0)::int as used from daily_usage
-    where account_id = ${accountId} and day = (now() at time zone 'UTC')::date`
-  return row?.used ?? 0
-}
 
 /** `windowsAgo` 0 is the current fixed UTC window, 1 the one before it. */
 async function setQuotaUsed(
@@ -127,13 +70,6 @@ async function setQuotaUsed(
     insert into quota_usage (connection_id, window_start, used)
     values (${connectionId}, date_trunc(${per}, now(), 'UTC') - ${`${windowsAgo} ${per}`}::interval, ${used})
     on conflict (connection_id, window_start) do update set used = excluded.used`
-}
-
-async function quotaUsed(connectionId: number, per: 'day' | 'hour' = 'day'): Promise<number> {
-  const [row] = await app.services.sql<{ used: number }[]>`
-    select coalesce(sum(used), 0)::int as used from quota_usage
-    where connection_id = ${connectionId} and window_start = date_trunc(${per}, now(), 'UTC')`
-  return row?.used ?? 0
 }
 
 /** The pacing bucket as if it last refilled `secondsAgo` seconds ago holding `tokens`. */
@@ -150,11 +86,6 @@ async function fillBucket(connectionId: number): Promise<void> {
 }
 
 // --- Clock helpers: expected values of resetsAt and Retry-After ---------------------------------
-
-function nextUtcMidnight(at: number): Date {
-  const now = new Date(at)
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1))
-}
 
 function nextUtcHour(at: number): Date {
   const now = new Date(at)
@@ -178,34 +109,8 @@ async function refused(key: string, body: unknown = email()) {
   return { reply, before, after }
 }
 
-function dailyLimitBody(): Body {
-  return {
-    code: 'DAILY_LIMIT_REACHED',
-    message: expect.any(String),
-    details: { limit: 100, used: 100, upgradeRequired: true },
-  }
-}
-
-function quotaBody(limit: number, used: number, resetsAt: Date): Body {
-  return {
-    code: 'QUOTA_EXCEEDED',
-    message: expect.any(String),
-    details: { limit, used, resetsAt: resetsAt.toISOString() },
-  }
-}
-
 function rateLimitedBody(): Body {
   return { code: 'RATE_LIMITED', message: expect.any(String), details: { retryAfter: expect.any(Number) } }
-}
-
-/** details.retryAfter is whole seconds within [1, max], and the Retry-After header says the same. */
-function expectPacingRetry(reply: Reply, max: number): number {
-  const retryAfter = reply.body.details?.retryAfter as number
-  expect(Number.isInteger(retryAfter)).toBe(true)
-  expect(retryAfter).toBeGreaterThanOrEqual(1)
-  expect(retryAfter).toBeLessThanOrEqual(max)
-  expect(reply.retryAfter).toBe(String(retryAfter))
-  return retryAfter
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -213,10 +118,10 @@ function expectPacingRetry(reply: Reply, max: number): number {
 describe('Free plan daily limit (100 emails a day, resets 00:00 UTC)', () => {
   it('sends the 100th email of the day and refuses the 101st with DAILY_LIMIT_REACHED and Retry-After', async () => {
     const s = await sender()
-    await setDailyUsed(s.accountId, 99)
+    await setDailyUsed(app, s.accountId, 99)
 
     await expectSent(s)
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
 
     const { reply, before, after } = await refused(s.key)
     expect(reply.body).toEqual(dailyLimitBody())
@@ -224,7 +129,7 @@ describe('Free plan daily limit (100 emails a day, resets 00:00 UTC)', () => {
     expect(Number(reply.retryAfter)).toBeLessThanOrEqual(86_400)
 
     expect(s.sink.messages).toHaveLength(1)
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
   })
 
   it('counts 100 real sends and refuses the 101st', async () => {
@@ -234,7 +139,7 @@ describe('Free plan daily limit (100 emails a day, resets 00:00 UTC)', () => {
       const reply = await send(s.key, email({ subject: `Daily ${i}` }))
       expect(reply.status, `send #${i}: ${JSON.stringify(reply.body)}`).toBe(200)
     }
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
     expect(s.sink.messages).toHaveLength(100)
 
     await fillBucket(s.connectionId)
@@ -249,31 +154,31 @@ describe('Free plan daily limit (100 emails a day, resets 00:00 UTC)', () => {
       insert into daily_usage (account_id, day, used)
       values (${s.accountId}, (now() at time zone 'UTC')::date - 1, 100)`
     await expectSent(s)
-    expect(await dailyUsed(s.accountId)).toBe(1)
+    expect(await dailyUsed(app, s.accountId)).toBe(1)
   })
 
   it('does not cap the Pro plan', async () => {
     const s = await sender({ plan: 'pro' })
-    await setDailyUsed(s.accountId, 5000)
+    await setDailyUsed(app, s.accountId, 5000)
     await expectSent(s)
     expect(s.sink.messages).toHaveLength(1)
   })
 
   it('counts one message with several recipients once', async () => {
     const s = await sender()
-    await setDailyUsed(s.accountId, 98)
+    await setDailyUsed(app, s.accountId, 98)
     const many = email({
       to: ['a@example.com', 'b@example.com', 'c@example.com', 'd@example.com'],
       cc: 'e@example.com, f@example.com, g@example.com',
       bcc: ['h@example.com', 'i@example.com', 'j@example.com'],
     })
     await expectSent(s, many)
-    expect(await dailyUsed(s.accountId)).toBe(99)
+    expect(await dailyUsed(app, s.accountId)).toBe(99)
     expect(s.sink.messages[0]?.envelope.to).toHaveLength(10)
 
     // The last unit of the day also carries a ten-recipient message.
     await expectSent(s, many)
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
 
     const { reply } = await refused(s.key, many)
     expect(reply.body).toEqual(dailyLimitBody())
@@ -285,7 +190,7 @@ describe('connection quota', () => {
   it('sends 3 of a quota of 3 per day and refuses the 4th with QUOTA_EXCEEDED until 00:00 UTC', async () => {
     const s = await sender({ quota: { quota: 3, per: 'day' } })
     for (let i = 0; i < 3; i++) await expectSent(s)
-    expect(await quotaUsed(s.connectionId)).toBe(3)
+    expect(await quotaUsed(app, s.connectionId)).toBe(3)
 
     const { reply, before, after } = await refused(s.key)
     const resetsAt = nextUtcMidnight(before)
@@ -294,14 +199,14 @@ describe('connection quota', () => {
     expectRetryAfterUntil(reply.retryAfter, resetsAt, before, after)
 
     expect(s.sink.messages).toHaveLength(3)
-    expect(await quotaUsed(s.connectionId)).toBe(3)
+    expect(await quotaUsed(app, s.connectionId)).toBe(3)
   })
 
   it('resets an hourly quota at the top of the next hour', async () => {
     const s = await sender({ quota: { quota: 2, per: 'hour' } })
     await expectSent(s)
     await expectSent(s)
-    expect(await quotaUsed(s.connectionId, 'hour')).toBe(2)
+    expect(await quotaUsed(app, s.connectionId, 'hour')).toBe(2)
 
     const { reply, before, after } = await refused(s.key)
     const resetsAt = nextUtcHour(before)
@@ -316,7 +221,7 @@ describe('connection quota', () => {
     const s = await sender({ quota: { quota: 3, per: 'day' } })
     await setQuotaUsed(s.connectionId, 'day', 3, 1)
     await expectSent(s)
-    expect(await quotaUsed(s.connectionId)).toBe(1)
+    expect(await quotaUsed(app, s.connectionId)).toBe(1)
 
     await setQuotaUsed(s.connectionId, 'day', 3, 0)
     const { reply, before } = await refused(s.key)
@@ -328,7 +233,7 @@ describe('connection quota', () => {
     const s = await sender({ quota: { quota: 2, per: 'hour' } })
     await setQuotaUsed(s.connectionId, 'hour', 2, 1)
     await expectSent(s)
-    expect(await quotaUsed(s.connectionId, 'hour')).toBe(1)
+    expect(await quotaUsed(app, s.connectionId, 'hour')).toBe(1)
 
     await setQuotaUsed(s.connectionId, 'hour', 2, 0)
     const { reply, before } = await refused(s.key)
@@ -344,12 +249,12 @@ describe('connection quota', () => {
     const { reply, before } = await refused(s.key)
     expect(reply.body).toEqual(quotaBody(2, 3, nextUtcMidnight(before)))
     expect(s.sink.messages).toHaveLength(3)
-    expect(await quotaUsed(s.connectionId)).toBe(3)
+    expect(await quotaUsed(app, s.connectionId)).toBe(3)
 
     // Raised back above what was used, the quota lets mail through again.
     await app.services.sql`update connections set quota = 4 where id = ${s.connectionId}`
     await expectSent(s)
-    expect(await quotaUsed(s.connectionId)).toBe(4)
+    expect(await quotaUsed(app, s.connectionId)).toBe(4)
   })
 
   it('applies to the Pro plan too', async () => {
@@ -364,23 +269,23 @@ describe('connection quota', () => {
 describe('order of checks: daily limit → quota → pacing', () => {
   it('answers DAILY_LIMIT_REACHED when the Free daily limit and the quota are both used up', async () => {
     const s = await sender({ quota: { quota: 1, per: 'day' } })
-    await setDailyUsed(s.accountId, 100)
+    await setDailyUsed(app, s.accountId, 100)
     await setQuotaUsed(s.connectionId, 'day', 1)
 
     const { reply } = await refused(s.key)
     expect(reply.body).toEqual(dailyLimitBody())
-    expect(await quotaUsed(s.connectionId)).toBe(1)
+    expect(await quotaUsed(app, s.connectionId)).toBe(1)
     expect(s.sink.messages).toHaveLength(0)
   })
 
   it('answers QUOTA_EXCEEDED with one unit of the daily limit left, and takes no daily unit', async () => {
     const s = await sender({ quota: { quota: 1, per: 'day' } })
-    await setDailyUsed(s.accountId, 99)
+    await setDailyUsed(app, s.accountId, 99)
     await setQuotaUsed(s.connectionId, 'day', 1)
 
     const { reply, before } = await refused(s.key)
     expect(reply.body).toEqual(quotaBody(1, 1, nextUtcMidnight(before)))
-    expect(await dailyUsed(s.accountId)).toBe(99)
+    expect(await dailyUsed(app, s.accountId)).toBe(99)
     expect(s.sink.messages).toHaveLength(0)
   })
 
@@ -396,15 +301,15 @@ describe('order of checks: daily limit → quota → pacing', () => {
 
   it('answers RATE_LIMITED when the quota has room and the pacing bucket is empty, taking no unit', async () => {
     const s = await sender({ quota: { quota: 5, per: 'day' }, rate: 1 })
-    await setDailyUsed(s.accountId, 10)
+    await setDailyUsed(app, s.accountId, 10)
     await setQuotaUsed(s.connectionId, 'day', 2)
     await setBucket(s.connectionId, 0, 0)
 
     const { reply } = await refused(s.key)
     expect(reply.body).toEqual(rateLimitedBody())
-    expectPacingRetry(reply, 60)
-    expect(await dailyUsed(s.accountId)).toBe(10)
-    expect(await quotaUsed(s.connectionId)).toBe(2)
+    expectRetryAfter(reply, 60)
+    expect(await dailyUsed(app, s.accountId)).toBe(10)
+    expect(await quotaUsed(app, s.connectionId)).toBe(2)
     expect(s.sink.messages).toHaveLength(0)
   })
 
@@ -422,12 +327,12 @@ describe('order of checks: daily limit → quota → pacing', () => {
 
   it('takes no quota unit for a send the daily limit refused', async () => {
     const s = await sender({ quota: { quota: 5, per: 'day' } })
-    await setDailyUsed(s.accountId, 100)
+    await setDailyUsed(app, s.accountId, 100)
     await setQuotaUsed(s.connectionId, 'day', 2)
     const { reply } = await refused(s.key)
     expect(reply.body).toEqual(dailyLimitBody())
-    expect(await quotaUsed(s.connectionId)).toBe(2)
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await quotaUsed(app, s.connectionId)).toBe(2)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
   })
 })
 
@@ -439,7 +344,7 @@ describe('pacing (token bucket, capacity min(rate, 10))', () => {
     const { reply } = await refused(s.key)
     expect(reply.body).toEqual(rateLimitedBody())
     // One token a minute: the next is due within 60 s.
-    expectPacingRetry(reply, 60)
+    expectRetryAfter(reply, 60)
     expect(s.sink.messages).toHaveLength(1)
   })
 
@@ -449,7 +354,7 @@ describe('pacing (token bucket, capacity min(rate, 10))', () => {
 
     const { reply } = await refused(s.key)
     expect(reply.body).toEqual(rateLimitedBody())
-    expectPacingRetry(reply, 20)
+    expectRetryAfter(reply, 20)
     expect(s.sink.messages).toHaveLength(3)
   })
 
@@ -464,7 +369,7 @@ describe('pacing (token bucket, capacity min(rate, 10))', () => {
 
     const { reply } = await refused(s.key)
     expect(reply.body).toEqual(rateLimitedBody())
-    expectPacingRetry(reply, 5)
+    expectRetryAfter(reply, 5)
     expect(s.sink.messages).toHaveLength(10)
   })
 
@@ -492,7 +397,7 @@ describe('a send the SMTP server rejects uses no quota', () => {
       quota: { quota: 1, per: 'day' },
       behaviour: { rejectData: { code: 554, message: '5.7.1 Message rejected as spam' } },
     })
-    await setDailyUsed(s.accountId, 10)
+    await setDailyUsed(app, s.accountId, 10)
 
     const reply = await send(s.key)
     expect(reply.status).toBe(500)
@@ -501,15 +406,15 @@ describe('a send the SMTP server rejects uses no quota', () => {
       message: expect.stringContaining('Message rejected as spam'),
     })
     expect(s.sink.messages).toHaveLength(0)
-    expect(await quotaUsed(s.connectionId)).toBe(0)
-    expect(await dailyUsed(s.accountId)).toBe(10)
+    expect(await quotaUsed(app, s.connectionId)).toBe(0)
+    expect(await dailyUsed(app, s.accountId)).toBe(10)
 
     // The one unit of quota is still there for a good send.
     s.sink.setBehaviour({ rejectData: undefined })
     await expectSent(s)
     expect(s.sink.messages).toHaveLength(1)
-    expect(await quotaUsed(s.connectionId)).toBe(1)
-    expect(await dailyUsed(s.accountId)).toBe(11)
+    expect(await quotaUsed(app, s.connectionId)).toBe(1)
+    expect(await dailyUsed(app, s.accountId)).toBe(11)
 
     const { reply: after, before } = await refused(s.key)
     expect(after.body).toEqual(quotaBody(1, 1, nextUtcMidnight(before)))
@@ -517,27 +422,27 @@ describe('a send the SMTP server rejects uses no quota', () => {
 
   it('answers 500 when the SMTP server is unreachable and gives back the units', async () => {
     const s = await sender({ quota: { quota: 1, per: 'day' } })
-    await setDailyUsed(s.accountId, 99)
+    await setDailyUsed(app, s.accountId, 99)
     await s.sink.close()
 
     const reply = await send(s.key)
     expect(reply.status).toBe(500)
     expect(reply.body).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String) })
-    expect(await quotaUsed(s.connectionId)).toBe(0)
-    expect(await dailyUsed(s.accountId)).toBe(99)
+    expect(await quotaUsed(app, s.connectionId)).toBe(0)
+    expect(await dailyUsed(app, s.accountId)).toBe(99)
   })
 
   it('gives back the last unit of the Free daily limit when the recipient is refused', async () => {
     const s = await sender({ behaviour: { rejectRecipients: ['nobody@example.com'] } })
-    await setDailyUsed(s.accountId, 99)
+    await setDailyUsed(app, s.accountId, 99)
 
     const reply = await send(s.key, email({ to: 'nobody@example.com' }))
     expect(reply.status).toBe(500)
     expect(reply.body).toEqual({ code: 'INTERNAL_ERROR', message: expect.stringContaining('5.1.1') })
-    expect(await dailyUsed(s.accountId)).toBe(99)
+    expect(await dailyUsed(app, s.accountId)).toBe(99)
 
     await expectSent(s)
-    expect(await dailyUsed(s.accountId)).toBe(100)
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
     expect(s.sink.messages).toHaveLength(1)
   })
 })

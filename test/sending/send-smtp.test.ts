@@ -2,6 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { listConnections, type QuotaInput } from '../../src/connections/connections.ts'
 import { sealPassword } from '../../src/connections/secret-box.ts'
 import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { humanText, TIMESTAMP } from '../support/matchers.ts'
+import { expectRetryAfter, nextUtcMidnight, postSend, type Reply } from '../support/sending.ts'
 import {
   type SinkBehaviour,
   type SmtpSink,
@@ -13,7 +15,6 @@ import {
 // push-back, 500 INTERNAL_ERROR with the server's reason), that a failed send uses no quota,
 // automatic pausing after repeated provider failures, and no clear-text fallback on 587.
 
-const nonEmpty = expect.stringMatching(/\S/)
 const REFUSED = 'nobody@example.com'
 const SPAM = { code: 554, message: '5.7.1 Message rejected as spam' }
 
@@ -84,13 +85,8 @@ function account(sink: SmtpSink, quota?: QuotaInput): Promise<SeededAccount> {
   })
 }
 
-async function send(seeded: SeededAccount, to = 'ada@example.com') {
-  const res = await app.request('/send', {
-    method: 'POST',
-    key: seeded.key,
-    body: { to, subject: `SMTP outcome ${++seq}`, text_body: 'Hello' },
-  })
-  return { res, json: await res.json() }
+function send(seeded: SeededAccount, to = 'ada@example.com'): Promise<Reply> {
+  return postSend(app, seeded.key, { to, subject: `SMTP outcome ${++seq}`, text_body: 'Hello' })
 }
 
 function setReply(reply: SinkBehaviour['rejectData']) {
@@ -99,39 +95,36 @@ function setReply(reply: SinkBehaviour['rejectData']) {
 
 async function expectSent(seeded: SeededAccount, sink: SmtpSink) {
   const before = sink.messages.length
-  const { res, json } = await send(seeded)
-  expect(res.status, JSON.stringify(json)).toBe(200)
-  expect(json.success).toBe(true)
+  const { status, body } = await send(seeded)
+  expect(status, JSON.stringify(body)).toBe(200)
+  expect(body.success).toBe(true)
   expect(sink.messages.length).toBe(before + 1)
 }
 
 async function expectInternalError(seeded: SeededAccount, to = 'ada@example.com') {
-  const { res, json } = await send(seeded, to)
-  expect(res.status, JSON.stringify(json)).toBe(500)
-  expect(json).toEqual({ code: 'INTERNAL_ERROR', message: nonEmpty })
-  return json.message as string
+  const { status, body } = await send(seeded, to)
+  expect(status, JSON.stringify(body)).toBe(500)
+  expect(body).toEqual({ code: 'INTERNAL_ERROR', message: humanText })
+  return body.message as string
 }
 
 async function expectPushback(seeded: SeededAccount) {
-  const { res, json } = await send(seeded)
-  expect(res.status, JSON.stringify(json)).toBe(429)
-  expect(json).toEqual({
+  const reply = await send(seeded)
+  expect(reply.status, JSON.stringify(reply.body)).toBe(429)
+  expect(reply.body).toEqual({
     code: 'RATE_LIMITED',
-    message: nonEmpty,
+    message: humanText,
     details: { retryAfter: expect.any(Number) },
   })
-  const { retryAfter } = json.details
-  expect(Number.isInteger(retryAfter)).toBe(true)
-  expect(retryAfter).toBeGreaterThanOrEqual(1)
-  expect(res.headers.get('retry-after')).toBe(String(retryAfter))
+  expectRetryAfter(reply)
 }
 
 /** 403 CONNECTION_PAUSED, and the sink (accepting again) gets nothing. */
 async function expectPaused(seeded: SeededAccount, sink: SmtpSink) {
   const before = sink.messages.length
-  const { res, json } = await send(seeded)
-  expect(res.status, JSON.stringify(json)).toBe(403)
-  expect(json).toEqual({ code: 'CONNECTION_PAUSED', message: nonEmpty })
+  const { status, body } = await send(seeded)
+  expect(status, JSON.stringify(body)).toBe(403)
+  expect(body).toEqual({ code: 'CONNECTION_PAUSED', message: humanText })
   expect(sink.messages.length).toBe(before)
 }
 
@@ -146,6 +139,35 @@ async function pauseSecondsLeft(seeded: SeededAccount): Promise<number | null> {
     select extract(epoch from paused_until - now())::float8 as left from connections
     where id = ${seeded.connection?.id as number}`
   return row?.left ?? null
+}
+
+/** The pause ends within `minutes` minutes but more than `minutes - 1` from now; returns its seconds. */
+async function expectPauseLeft(seeded: SeededAccount, minutes: number): Promise<number> {
+  const left = (await pauseSecondsLeft(seeded)) as number
+  expect(left).toBeGreaterThan((minutes - 1) * 60)
+  expect(left).toBeLessThanOrEqual(minutes * 60)
+  return left
+}
+
+/** Moves the end of the connection's pause into the past. */
+async function endPause(seeded: SeededAccount) {
+  await app.services.sql`
+    update connections set paused_until = now() - interval '1 second' where id = ${seeded.connection?.id as number}`
+}
+
+/** Stores `password` as the connection's, as if the owner had saved it (no login is tried). */
+async function storePassword(seeded: SeededAccount, password: string) {
+  await app.services.sql`
+    update connections set password_encrypted = ${sealPassword(TEST_SECRET, password)}
+    where id = ${seeded.connection?.id as number}`
+}
+
+/** Four failures in a row (`fail`) leave the connection active; the fifth pauses it. */
+async function expectFifthFailurePauses(seeded: SeededAccount, fail: () => Promise<unknown>) {
+  for (let i = 0; i < 4; i++) await fail()
+  expect(await statusOf(seeded)).toBe('active')
+  await fail()
+  expect(await statusOf(seeded)).toBe('paused')
 }
 
 async function lastOutbox(seeded: SeededAccount) {
@@ -212,9 +234,7 @@ describe('SMTP rejections → 500 INTERNAL_ERROR with the server reason', () => 
   it('a wrong stored password (updated in the database): 500, nothing delivered', async () => {
     const seeded = await account(good)
     await expectSent(seeded, good)
-    await app.services.sql`
-      update connections set password_encrypted = ${sealPassword(TEST_SECRET, 'not-the-password')}
-      where id = ${seeded.connection?.id as number}`
+    await storePassword(seeded, 'not-the-password')
     const before = good.messages.length
     const message = await expectInternalError(seeded)
     expect(message).toContain('Authentication credentials invalid')
@@ -264,16 +284,14 @@ describe('a failed send uses no quota', () => {
     await expectSent(seeded, good)
     expect(await usage(seeded)).toEqual({ quota: 1, daily: 1 })
 
-    const { res, json } = await send(seeded)
-    expect(res.status).toBe(429)
-    const midnight = new Date()
-    midnight.setUTCHours(24, 0, 0, 0)
-    expect(json).toEqual({
+    const { status, body, retryAfter } = await send(seeded)
+    expect(status).toBe(429)
+    expect(body).toEqual({
       code: 'QUOTA_EXCEEDED',
-      message: nonEmpty,
-      details: { limit: 1, used: 1, resetsAt: midnight.toISOString() },
+      message: humanText,
+      details: { limit: 1, used: 1, resetsAt: nextUtcMidnight(Date.now()).toISOString() },
     })
-    expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/)
+    expect(retryAfter).toMatch(/^[1-9]\d*$/)
     expect(await usage(seeded)).toEqual({ quota: 1, daily: 1 })
   })
 
@@ -313,10 +331,8 @@ describe('connection health: automatic pauses', () => {
 
     const [view] = await listConnections(app.services.sql, seeded.account.id)
     expect(view?.status).toBe('paused')
-    expect(view?.paused_until).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
-    const left = await pauseSecondsLeft(seeded)
-    expect(left).toBeGreaterThan(14 * 60)
-    expect(left).toBeLessThanOrEqual(15 * 60)
+    expect(view?.paused_until).toMatch(TIMESTAMP)
+    await expectPauseLeft(seeded, 15)
 
     setReply(undefined)
     await expectPaused(seeded, flaky)
@@ -364,17 +380,10 @@ describe('connection health: automatic pauses', () => {
 
   it('5 authentication failures in a row pause the connection', async () => {
     const seeded = await account(good)
-    await app.services.sql`
-      update connections set password_encrypted = ${sealPassword(TEST_SECRET, 'wrong-password')}
-      where id = ${seeded.connection?.id as number}`
-    for (let i = 0; i < 4; i++) await expectInternalError(seeded)
-    expect(await statusOf(seeded)).toBe('active')
-    await expectInternalError(seeded)
-    expect(await statusOf(seeded)).toBe('paused')
+    await storePassword(seeded, 'wrong-password')
+    await expectFifthFailurePauses(seeded, () => expectInternalError(seeded))
     // Even with the right password back, the paused connection is not used.
-    await app.services.sql`
-      update connections set password_encrypted = ${sealPassword(TEST_SECRET, good.password)}
-      where id = ${seeded.connection?.id as number}`
+    await storePassword(seeded, good.password)
     await expectPaused(seeded, good)
   })
 
@@ -382,10 +391,7 @@ describe('connection health: automatic pauses', () => {
     const gone = await extraSink({ port: 587 })
     const seeded = await account(gone)
     await gone.close()
-    for (let i = 0; i < 4; i++) await expectInternalError(seeded)
-    expect(await statusOf(seeded)).toBe('active')
-    await expectInternalError(seeded)
-    expect(await statusOf(seeded)).toBe('paused')
+    await expectFifthFailurePauses(seeded, () => expectInternalError(seeded))
     await expectPaused(seeded, gone)
   })
 
@@ -395,8 +401,7 @@ describe('connection health: automatic pauses', () => {
     await pushbacks(seeded, 5)
     setReply(undefined)
     await expectPaused(seeded, flaky)
-    await app.services.sql`
-      update connections set paused_until = now() - interval '1 second' where id = ${seeded.connection?.id as number}`
+    await endPause(seeded)
     expect(await statusOf(seeded)).toBe('active')
     await expectSent(seeded, flaky)
   })
@@ -405,20 +410,12 @@ describe('connection health: automatic pauses', () => {
     const seeded = await account(flaky)
     setReply(PUSHBACK)
     await pushbacks(seeded, 5)
-    const first = (await pauseSecondsLeft(seeded)) as number
-    expect(first).toBeGreaterThan(14 * 60)
-    expect(first).toBeLessThanOrEqual(15 * 60)
+    const first = await expectPauseLeft(seeded, 15)
 
-    await app.services.sql`
-      update connections set paused_until = now() - interval '1 second' where id = ${seeded.connection?.id as number}`
+    await endPause(seeded)
     // The count starts again after a pause: 4 more failures do not pause.
-    await pushbacks(seeded, 4)
-    expect(await statusOf(seeded)).toBe('active')
-    await pushbacks(seeded, 1)
-    expect(await statusOf(seeded)).toBe('paused')
-    const second = (await pauseSecondsLeft(seeded)) as number
-    expect(second).toBeGreaterThan(29 * 60)
-    expect(second).toBeLessThanOrEqual(30 * 60)
+    await expectFifthFailurePauses(seeded, () => expectPushback(seeded))
+    const second = await expectPauseLeft(seeded, 30)
     expect(second).toBeGreaterThan(first * 1.9)
   })
 })

