@@ -1,22 +1,13 @@
+import type { z } from 'zod'
+import type { ErrorDetailsSchema, ValidationIssueSchema } from './generated/routes.ts'
+
 /**
  * The one error type of Mailroom. Domain modules throw it with the status and body the
  * specification prescribes; the HTTP layer sends it as is and the operator command prints its
  * message. The specification's body shapes are built by the helpers below.
  */
-export type ErrorDetails = {
-  retryAfter?: number
-  resetsAt?: string
-  limit?: number
-  used?: number
-  upgradeRequired?: boolean
-  feature?: string
-}
-
-export interface ValidationIssue {
-  path: (string | number)[]
-  message: string
-  code: string
-}
+export type ErrorDetails = z.infer<typeof ErrorDetailsSchema>
+export type ValidationIssue = z.infer<typeof ValidationIssueSchema>
 
 export type StandardErrorBody = { code: string; message: string; details?: ErrorDetails }
 export type SimpleErrorBody = { error: string }

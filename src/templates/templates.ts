@@ -1,19 +1,13 @@
+import type { z } from 'zod'
 import { lockAccount } from '../accounts/accounts.ts'
 import { PLAN_LIMITS } from '../accounts/plans.ts'
 import { isStorableId } from '../db/ids.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { ACCESS_DENIED, ApiError, simpleError, validationError } from '../errors.ts'
+import type { TemplateSchema } from '../generated/routes.ts'
 
-export interface Template {
-  id: number
-  user_id: number
-  name: string
-  subject: string
-  text_body: string | null
-  html_body: string | null
-  created_at: string
-  updated_at: string
-}
+/** A template exactly as the contract shows it. */
+export type Template = z.infer<typeof TemplateSchema>
 
 export interface TemplateContent {
   name: string
