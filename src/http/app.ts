@@ -8,6 +8,7 @@ import { EMAIL_OPERATIONS, registerEmail } from './email/index.ts'
 import type { Api, AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
 import { registerNotImplemented } from './not-implemented.ts'
+import { refuseNulCharacters } from './nul-guard.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerTemplates, TEMPLATE_OPERATIONS } from './templates/index.ts'
 
@@ -43,6 +44,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
         )
       },
     }),
+    refuseNulCharacters,
   )
   registerEmail(api)
   registerTemplates(api)

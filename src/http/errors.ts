@@ -28,9 +28,19 @@ export function sendError(c: Context, error: ApiError) {
 
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
   if (error instanceof ApiError) return sendError(c, error)
-  // Hono's JSON validator raises this for a body that does not parse.
+  // Hono's JSON validator raises these for a body that does not parse or is not declared as JSON.
   if (error instanceof HTTPException && error.status === 400 && /json/i.test(error.message)) {
     return sendError(c, standardError(400, 'INVALID_JSON', 'The request body is not valid JSON'))
+  }
+  if (error instanceof HTTPException && error.status === 415) {
+    return sendError(
+      c,
+      standardError(
+        400,
+        'INVALID_JSON',
+        'The request body must be JSON, sent with Content-Type: application/json',
+      ),
+    )
   }
   if (error instanceof HTTPException && error.status < 500) {
     return sendError(c, standardError(error.status as 400, 'BAD_REQUEST', error.message || 'Bad request'))

@@ -49,6 +49,44 @@ describe('malformed JSON', () => {
       body: { code: 'INVALID_JSON', message: humanText },
     })
   })
+
+  it('a body not sent as JSON answers 400 INVALID_JSON', async () => {
+    const { key } = await seedAccount(app)
+    const response = await app.request('/templates', {
+      method: 'POST',
+      key,
+      body: JSON.stringify(template),
+      headers: { 'content-type': 'text/plain' },
+    })
+    expect(await statusAndBody(response)).toEqual({
+      status: 400,
+      body: { code: 'INVALID_JSON', message: humanText },
+    })
+  })
+})
+
+describe('text PostgreSQL cannot store', () => {
+  it.each([
+    ['a template name', '/templates', { ...template, name: 'Wel\u0000come' }, ['name']],
+    [
+      'an email subject',
+      '/send',
+      { to: 'ada@example.com', subject: 'Hi\u0000', text_body: 'x' },
+      ['subject'],
+    ],
+    ['an unknown field', '/templates', { ...template, extra: ['ok', '\u0000'] }, ['extra', 1]],
+  ])(
+    'a NUL character (\\u0000) in %s answers 400 with the validation body',
+    async (_what, path, body, at) => {
+      const { key } = await seedAccount(app)
+      // JSON.stringify writes the NUL as the escape `\u0000`, as a client would send it.
+      const response = await app.request(path, { method: 'POST', key, body })
+      expect(await statusAndBody(response)).toEqual({
+        status: 400,
+        body: validationBody([{ path: at, code: 'invalid_format' }]),
+      })
+    },
+  )
 })
 
 describe('body size limit', () => {
