@@ -4,10 +4,8 @@ import type { Db, Sql } from '../db/sql.ts'
 import { standardError } from '../errors.ts'
 import type { Services } from '../services.ts'
 import { sealPassword } from './secret-box.ts'
-import { type SmtpLogin, verifySmtpLogin } from './smtp-transport.ts'
+import { SMTP_PORTS, type SmtpLogin, type SmtpPort, verifySmtpLogin } from './smtp-transport.ts'
 
-export const SMTP_PORTS = [465, 587, 2525] as const
-export type SmtpPort = (typeof SMTP_PORTS)[number]
 export const QUOTA_PERIODS = ['day', 'hour'] as const
 export type QuotaPeriod = (typeof QUOTA_PERIODS)[number]
 export const DEFAULT_RATE = 60

@@ -1,7 +1,8 @@
 import type { Db } from '../db/sql.ts'
 import { standardError } from '../errors.ts'
 import type { Caller } from '../keys/keys.ts'
-import type { QuotaPeriod, SmtpPort } from './connections.ts'
+import type { QuotaPeriod } from './connections.ts'
+import type { SmtpPort } from './smtp-transport.ts'
 
 /** Everything a send needs of its connection, read in one query. */
 export interface SendingConnection {

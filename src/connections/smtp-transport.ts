@@ -1,7 +1,9 @@
 import nodemailer, { type SMTPPoolOptions, type SMTPTransportOptions } from 'nodemailer'
 import { type ResolvedSmtpHost, resolveSmtpHost, SmtpHostError } from './smtp-host.ts'
 
-export type SmtpPort = 465 | 587 | 2525
+/** The only ports a connection may use: 465 with TLS, 587 and 2525 with STARTTLS. */
+export const SMTP_PORTS = [465, 587, 2525] as const
+export type SmtpPort = (typeof SMTP_PORTS)[number]
 
 export type SmtpLogin = { host: string; port: SmtpPort; username: string; password: string }
 
