@@ -62,6 +62,7 @@ export async function deliver(
   outboxId: number,
   message: OutgoingMessage,
 ): Promise<{ messageId: string }> {
+  let messageId: string
   try {
     const transporter = await context.transports.get(connection)
     // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw source.
@@ -77,8 +78,7 @@ export async function deliver(
       disableFileAccess: true,
       disableUrlAccess: true,
     })
-    await recordDelivered(context.sql, outboxId, connection.id, info.messageId)
-    return { messageId: info.messageId }
+    messageId = info.messageId
   } catch (error) {
     const kind = classifySmtpError(error)
     const reason = smtpReason(error)
@@ -90,4 +90,8 @@ export async function deliver(
     context.log.info({ connectionId: connection.id, kind, reason }, 'SMTP attempt failed')
     throw new DeliveryError(kind, reason)
   }
+  // Outside the SMTP error handling: the message is out, so a failure to record it is not a
+  // failed delivery. It surfaces as an unexpected error and the attempt's lease settles it.
+  await recordDelivered(context.sql, outboxId, connection.id, messageId)
+  return { messageId }
 }

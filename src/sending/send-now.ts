@@ -105,22 +105,23 @@ export async function sendNow(
       message: SENT,
     }
   } catch (error) {
-    const reason = error instanceof DeliveryError ? error.reason : 'Unexpected failure while sending'
-    const pushback = error instanceof DeliveryError && error.kind === 'pushback'
+    // Anything but a failed delivery (say, the database lost after the server accepted the
+    // message) leaves the attempt as it is: its outcome is unknown and its lease settles it.
+    if (!(error instanceof DeliveryError)) throw error
+    const pushback = error.kind === 'pushback'
     // A 429 means "wait and retry": the retry may reuse its key, as for the limits checked before SMTP.
-    await markFailed(sql, attempt.id, reason, pushback)
+    await markFailed(sql, attempt.id, error.reason, pushback)
     await release(sql, caller.accountId, connection.id, attempt.reservation)
     if (pushback) {
       throw standardError(
         429,
         'RATE_LIMITED',
-        `The SMTP server asked to slow down: ${reason}`,
+        `The SMTP server asked to slow down: ${error.reason}`,
         { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
         retryAfterHeader(PUSHBACK_RETRY_AFTER_SECONDS),
       )
     }
-    if (error instanceof DeliveryError) throw standardError(500, 'INTERNAL_ERROR', reason)
-    throw error
+    throw standardError(500, 'INTERNAL_ERROR', error.reason)
   }
 }
 
