@@ -124,3 +124,45 @@ describe('the outbox', () => {
     ])
   })
 })
+
+describe('a message the server accepted is never recorded as failed', () => {
+  it('leaves the attempt in flight, its units used, when recording the success fails', async () => {
+    const account = await seedAccount(app, {
+      plan: 'free',
+      connection: { ...sink.login, from: 'unrecorded@example.com', quota: { quota: 5, per: 'day' } },
+    })
+    const { sql } = app.services
+    // A real failure of our own database at that exact step, not a mock: a trigger refuses it.
+    await sql.unsafe(`
+      create function refuse_sent() returns trigger language plpgsql as $$
+      begin raise exception 'recording refused'; end $$;
+      create trigger refuse_sent before update on outbox for each row
+        when (new.status = 'sent' and new.subject = 'unrecorded') execute function refuse_sent();`)
+    try {
+      const count = sink.messages.length
+      const response = await app.request('/send', {
+        key: account.key,
+        headers: { 'idempotency-key': 'unrecorded-1' },
+        body: { to: 'x@example.com', subject: 'unrecorded', text_body: 'x' },
+      })
+      expect(response.status).toBe(500)
+      expect(await response.json()).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String) })
+      await sink.waitForMessages(count + 1)
+
+      const [row] = await sql<{ status: string; used: number }[]>`
+        select o.status, q.used from outbox o join quota_usage q on q.connection_id = o.connection_id
+        where o.subject = 'unrecorded'`
+      expect(row).toEqual({ status: 'sending', used: 1 })
+      const retry = await app.request('/send', {
+        key: account.key,
+        headers: { 'idempotency-key': 'unrecorded-1' },
+        body: { to: 'x@example.com', subject: 'unrecorded', text_body: 'x' },
+      })
+      expect(retry.status).toBe(400)
+      expect(await retry.json()).toEqual({ code: 'IDEMPOTENCY_KEY_IN_FLIGHT', message: expect.any(String) })
+      expect(sink.messages.length).toBe(count + 1)
+    } finally {
+      await sql.unsafe('drop trigger refuse_sent on outbox; drop function refuse_sent()')
+    }
+  })
+})
