@@ -1255,7 +1255,8 @@ export interface components {
      *
      *     The key is recorded only when the request reaches the SMTP attempt: a request refused
      *     earlier (validation, 403, 429) leaves it unused, so "429: wait and retry" works with
-     *     the same key. A different body under a used key still replays the original result. A
+     *     the same key; so does provider push-back (`429 RATE_LIMITED` from the SMTP server),
+     *     which frees the key again. A different body under a used key still replays the original result. A
      *     key whose first request died with its process stays in flight until a lease of a few
      *     minutes runs out, then replays as a failure. Keys live as long as the outbox record
      *     they point at (plan retention: Free 7 days, Pro 90 days).
@@ -1309,7 +1310,8 @@ export interface operations {
          *
          *     The key is recorded only when the request reaches the SMTP attempt: a request refused
          *     earlier (validation, 403, 429) leaves it unused, so "429: wait and retry" works with
-         *     the same key. A different body under a used key still replays the original result. A
+         *     the same key; so does provider push-back (`429 RATE_LIMITED` from the SMTP server),
+         *     which frees the key again. A different body under a used key still replays the original result. A
          *     key whose first request died with its process stays in flight until a lease of a few
          *     minutes runs out, then replays as a failure. Keys live as long as the outbox record
          *     they point at (plan retention: Free 7 days, Pro 90 days).
