@@ -1,0 +1,60 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../src/config.ts'
+
+describe('settings (rulings: names and operator interface)', () => {
+  it('needs none: every setting has a default', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: path.resolve('.mailroom'),
+      secret: undefined,
+      allowPrivateSmtpHosts: false,
+      logLevel: 'info',
+      bodyLimitBytes: 10 * 1024 * 1024,
+    })
+  })
+
+  it('reads each one from its environment variable', () => {
+    expect(
+      loadConfig({
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        DATABASE_URL: 'postgres://u:p@db.example:5432/mailroom',
+        MAILROOM_DATA_DIR: '/var/lib/mailroom',
+        MAILROOM_SECRET: 's'.repeat(40),
+        MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: 'true',
+        LOG_LEVEL: 'debug',
+        MAILROOM_BODY_LIMIT_BYTES: '2048',
+      }),
+    ).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u:p@db.example:5432/mailroom',
+      dataDir: '/var/lib/mailroom',
+      secret: 's'.repeat(40),
+      allowPrivateSmtpHosts: true,
+      logLevel: 'debug',
+      bodyLimitBytes: 2048,
+    })
+  })
+
+  it.each(['1', 'true', 'yes', 'on', 'TRUE'])(
+    'MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=%s allows private hosts',
+    (value) => {
+      expect(loadConfig({ MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: value }).allowPrivateSmtpHosts).toBe(true)
+    },
+  )
+
+  it.each(['', '0', 'false', 'no', 'off'])(
+    'MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=%j keeps them refused',
+    (value) => {
+      expect(loadConfig({ MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: value }).allowPrivateSmtpHosts).toBe(false)
+    },
+  )
+
+  it.each(['abc', '-1', '3.5'])('refuses PORT=%s with a message naming the setting', (value) => {
+    expect(() => loadConfig({ PORT: value })).toThrow(/PORT/)
+  })
+})
