@@ -27,7 +27,7 @@ function findNul(value: unknown, path: (string | number)[], issues: ValidationIs
       })
     }
   } else if (Array.isArray(value)) {
-    value.forEach((item, index) => findNul(item, [...path, index], issues))
+    for (const [index, item] of value.entries()) findNul(item, [...path, index], issues)
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) findNul(item, [...path, key], issues)
   }
