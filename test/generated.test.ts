@@ -83,6 +83,18 @@ describe('EmailRequest', () => {
       expect(EmailRequestSchema.safeParse(body).success, JSON.stringify(body)).toBe(false)
     }
   })
+
+  it.each([
+    ['is missing', {}, 'Required'],
+    ['has neither form', { to: 42 }, 'Expected a string or an array'],
+    ['is an array with a bad item', { to: [1] }, '0: Invalid input: expected string, received number'],
+  ])('says what is wrong when `to` %s, not just "Invalid input"', (_case, patch, message) => {
+    const { to: _to, ...rest } = email
+    const issues = EmailRequestSchema.safeParse({ ...rest, ...patch }).error?.issues
+    expect(issues?.map((issue) => ({ path: issue.path, message: issue.message }))).toEqual([
+      { path: ['to'], message },
+    ])
+  })
 })
 
 describe('batch emails', () => {

@@ -17,10 +17,22 @@ import {
   zodFor,
 } from './zod.ts'
 
+/**
+ * zod's own message for a failed union is a bare "Invalid input". This names what was missing
+ * or expected, or, when the value had the right shape but a bad part, that part's problem.
+ */
+const UNION_MESSAGE = `function unionMessage(expected: string) {
+  return (issue: { input?: unknown; errors?: { path: PropertyKey[]; message: string }[][] }) => {
+    if (issue.input === undefined) return 'Required'
+    const inner = issue.errors?.flat().find((error) => error.path.length > 0)
+    return inner ? \`\${inner.path.map(String).join('.')}: \${inner.message}\` : expected
+  }
+}`
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 export function routesSource(doc: JsonObject): string {
-  const parts = ["import { createRoute, z } from '@hono/zod-openapi'"]
+  const parts = ["import { createRoute, z } from '@hono/zod-openapi'", UNION_MESSAGE]
   parts.push(...componentSchemas(doc))
   const operations: { operationId: string; method: string; path: string }[] = []
   const paths = doc.paths ?? {}

@@ -230,7 +230,22 @@ function union(k: Keywords, combinator: string): string {
   const members = alternatives.map((a, i) => zodFor(a, child(pointer, i)))
   const nonNull = members.filter((m) => m !== 'z.null()')
   if (members.length === 2 && nonNull.length === 1) return `${nonNull[0]}.nullable()`
-  return members.length === 1 ? (members[0] as string) : `z.union([${members.join(', ')}])`
+  if (members.length === 1) return members[0] as string
+  // unionMessage is emitted once at the top of the generated file (see routes.ts).
+  const expected = `Expected ${alternatives.map(kindOf).join(' or ')}`
+  return `z.union([${members.join(', ')}], { error: unionMessage(${literal(expected)}) })`
+}
+
+/** How an alternative reads in a message: "a string", "an array", or a component's name. */
+function kindOf(alternative: Json): string {
+  if (!isObject(alternative)) return 'a value'
+  if (typeof alternative.$ref === 'string')
+    return alternative.$ref.slice(alternative.$ref.lastIndexOf('/') + 1)
+  const type = alternative.type
+  if (type === 'array') return 'an array'
+  if (type === 'object') return 'an object'
+  if (type === 'integer') return 'an integer'
+  return typeof type === 'string' ? `a ${type}` : 'a value'
 }
 
 function enumeration(k: Keywords): string {
