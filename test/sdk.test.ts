@@ -2,6 +2,7 @@ import { createClient, isMailroomError, type MailroomClient, MailroomError } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SeededAccount, seedAccount, startTestApp, type TestApp } from './support/app.ts'
 import { humanText, TIMESTAMP } from './support/matchers.ts'
+import { startSmtpSink } from './support/smtp-sink.ts'
 
 let app: TestApp
 
@@ -151,5 +152,42 @@ describe('errors surface as MailroomError with status and code', () => {
     expect(error.code).toBe('NOT_IMPLEMENTED')
     expect(error.message).toMatch(/\S/)
     expect(error.body).toEqual({ code: 'NOT_IMPLEMENTED', message: humanText })
+  })
+})
+
+describe('sending through the SDK', () => {
+  it('sends, replays under the same idempotency key, and surfaces limits as typed errors', async () => {
+    const sink = await startSmtpSink({ port: 465 })
+    try {
+      const owner = await seedAccount(app, {
+        plan: 'free',
+        connection: { ...sink.login, from: 'sdk@example.com', quota: { quota: 1, per: 'hour' } },
+      })
+      const mailroom = clientFor(owner)
+      const body = { to: 'ada@example.com', subject: 'Through the SDK', text_body: 'Hello' }
+
+      const sent = await mailroom.send(body, { idempotencyKey: 'sdk-1' })
+      expect(sent).toEqual({
+        success: true,
+        messageId: expect.any(String),
+        outboxId: expect.any(Number),
+        from: 'sdk@example.com',
+        message: humanText,
+      })
+      expect(await mailroom.send(body, { idempotencyKey: 'sdk-1' })).toEqual({ ...sent, replayed: true })
+      expect(sink.messages).toHaveLength(1)
+
+      const limited = await failure(() => mailroom.send(body, { idempotencyKey: 'sdk-2' }))
+      expect(limited.status).toBe(429)
+      expect(limited.code).toBe('QUOTA_EXCEEDED')
+      expect(limited.details).toEqual({ limit: 1, used: 1, resetsAt: expect.any(String) })
+      expect(limited.retryAfter).toBeGreaterThanOrEqual(1)
+
+      const invalid = await failure(() => mailroom.send({ ...body, to: 'not an address' }))
+      expect(invalid.code).toBe('VALIDATION_ERROR')
+      expect(invalid.issues).toEqual([{ path: ['to'], message: humanText, code: 'invalid_format' }])
+    } finally {
+      await sink.close()
+    }
   })
 })
