@@ -502,6 +502,15 @@ describe('mailroom migrate', () => {
         expect(firstRun).toEqual({ migrated: true, applied: files })
         const secondRun = ok(await mailroom(['migrate'], { env: { DATABASE_URL: url.toString() } }))
         expect(secondRun).toEqual({ migrated: true, applied: [] })
+        // The background worker's own schema is installed too, so workers start on a ready database.
+        const probe = connect(url.toString(), 1)
+        try {
+          const [schema] =
+            await probe`select 1 as present from pg_namespace where nspname = 'graphile_worker'`
+          expect(schema).toEqual({ present: 1 })
+        } finally {
+          await probe.end()
+        }
       } finally {
         await admin.unsafe(`drop database if exists ${name} with (force)`)
         await admin.end()

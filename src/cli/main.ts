@@ -2,6 +2,7 @@ import { text } from 'node:stream/consumers'
 import { loadConfig } from '../config.ts'
 import { createLogger } from '../log.ts'
 import { openServices, type Services } from '../services.ts'
+import { migrateWorkerSchema } from '../worker/worker.ts'
 import { UsageError } from './args.ts'
 import { COMMANDS } from './commands.ts'
 import { parseStartOptions, start, stopSignal } from './start.ts'
@@ -40,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
       await start(services, startOptions, stop)
       return 0
     }
+    if (group === 'migrate') await migrateWorkerSchema(services)
     const result =
       group === 'migrate'
         ? { migrated: true, applied: services.appliedMigrations }

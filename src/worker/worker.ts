@@ -1,4 +1,4 @@
-import { run, Logger as WorkerLogger } from 'graphile-worker'
+import { run, runMigrations, Logger as WorkerLogger } from 'graphile-worker'
 import pg from 'pg'
 import type { Services } from '../services.ts'
 import { purgeExpired } from './purge-expired.ts'
@@ -6,6 +6,18 @@ import { purgeExpired } from './purge-expired.ts'
 export interface RunningWorker {
   /** Finishes the jobs in hand, closes the worker's connections, then resolves. */
   stop(): Promise<void>
+}
+
+/** Installs or upgrades graphile-worker's own schema, as `mailroom migrate` promises. */
+export async function migrateWorkerSchema(services: Services): Promise<void> {
+  await runMigrations({ connectionString: services.databaseUrl, logger: workerLogger(services) })
+}
+
+function workerLogger({ log }: Services): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug'
+    log[method]({ component: 'worker', ...scope, ...meta }, message)
+  })
 }
 
 /** Background jobs, kept by graphile-worker in the same PostgreSQL. */
@@ -19,10 +31,7 @@ export async function startWorker(services: Services): Promise<RunningWorker> {
     pgPool: pool,
     concurrency: 2,
     noHandleSignals: true,
-    logger: new WorkerLogger((scope) => (level, message, meta) => {
-      const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug'
-      log[method]({ component: 'worker', ...scope, ...meta }, message)
-    }),
+    logger: workerLogger(services),
     taskList: {
       purge_expired: async () => {
         const purged = await purgeExpired(services.sql)
