@@ -3,10 +3,9 @@ import { selectConnection } from '../connections/selection.ts'
 import type { Sql } from '../db/sql.ts'
 import { standardError } from '../errors.ts'
 import type { Caller } from '../keys/keys.ts'
-import type { Logger } from '../log.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
 import { retryAfterHeader } from '../quota/retry-after.ts'
-import { DeliveryError, deliver, newMessageId } from './deliver.ts'
+import { type DeliveryContext, DeliveryError, deliver, newMessageId } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import {
   attemptByIdempotencyKey,
@@ -15,7 +14,6 @@ import {
   recordAttempt,
   recordReservation,
 } from './outbox.ts'
-import type { TransportPool } from './transports.ts'
 
 export interface SendResult {
   success: boolean
@@ -26,11 +24,8 @@ export interface SendResult {
   replayed?: true
 }
 
-export interface SendContext {
-  sql: Sql
-  log: Logger
-  transports: TransportPool
-}
+/** What delivery needs, with a pool rather than a transaction: the attempt opens its own. */
+export type SendContext = DeliveryContext & { sql: Sql }
 
 const SENT = 'Email sent successfully'
 /** Provider push-back rarely says how long to wait; a minute is a polite default. */
