@@ -4,6 +4,7 @@ import { migrate } from './db/migrate.ts'
 import { connect, type Sql } from './db/sql.ts'
 import { createLogger, type Logger } from './log.ts'
 import { TransportPool } from './sending/transports.ts'
+import { migrateJobSchema } from './worker/worker.ts'
 
 /** What every part of Mailroom (API, worker, operator command) runs on. */
 export interface Services {
@@ -22,10 +23,18 @@ export interface Services {
 }
 
 export const MIN_SECRET_LENGTH = 32
+/** Enough for the API's requests and the worker's concurrent sends together. */
+const POOL_SIZE = 20
+
+export interface ServiceOptions {
+  /** Moves the clock sending limits are measured in; tests only (see connect). */
+  clockOffsetMs?: number
+}
 
 export async function openServices(
   config: Config,
   log: Logger = createLogger(config.logLevel),
+  options: ServiceOptions = {},
 ): Promise<Services> {
   let databaseUrl: string
   let secret: string
@@ -48,10 +57,13 @@ export async function openServices(
   if (secret.length < MIN_SECRET_LENGTH) {
     throw new Error(`MAILROOM_SECRET must be at least ${MIN_SECRET_LENGTH} characters long`)
   }
-  const sql = connect(databaseUrl)
+  const sql = connect(databaseUrl, POOL_SIZE, options.clockOffsetMs)
   let applied: string[]
   try {
     applied = await migrate(sql)
+    // The API adds jobs in the same transactions as the mail they send, so their schema is needed
+    // wherever Mailroom runs, not only where a worker does.
+    await migrateJobSchema(databaseUrl, log)
     if (applied.length) log.info({ applied }, 'database migrations applied')
   } catch (error) {
     await sql.end()

@@ -2,7 +2,6 @@ import { text } from 'node:stream/consumers'
 import { loadConfig } from '../config.ts'
 import { createLogger } from '../log.ts'
 import { openServices, type Services } from '../services.ts'
-import { migrateWorkerSchema } from '../worker/worker.ts'
 import { UsageError } from './args.ts'
 import { COMMANDS } from './commands.ts'
 import { parseStartOptions, start, stopSignal } from './start.ts'
@@ -41,7 +40,6 @@ async function main(argv: string[]): Promise<number> {
       await start(services, startOptions, stop)
       return 0
     }
-    if (group === 'migrate') await migrateWorkerSchema(services)
     const result =
       group === 'migrate'
         ? { migrated: true, applied: services.appliedMigrations }

@@ -1,8 +1,10 @@
 import { lockAccount } from '../accounts/accounts.ts'
 import { assertBelowPlanLimit } from '../accounts/limits.ts'
-import type { Db, Sql } from '../db/sql.ts'
+import type { Db, Fragment, Sql } from '../db/sql.ts'
 import { standardError } from '../errors.ts'
+import { failQueuedOfConnection } from '../sending/queue.ts'
 import type { Services } from '../services.ts'
+import { scheduleQueueRun } from '../worker/jobs.ts'
 import { sealPassword } from './secret-box.ts'
 import { SMTP_PORTS, type SmtpLogin, type SmtpPort, verifySmtpLogin } from './smtp-transport.ts'
 
@@ -33,8 +35,8 @@ export interface ConnectionView {
 
 const VIEW_COLUMNS = (sql: Db) => sql`
   id, account_id, from_address as "from", host, port, username, quota, quota_period, rate, is_default,
-  case when disabled then 'disabled' when paused_until > now() then 'paused' else 'active' end as status,
-  case when paused_until > now() then api_timestamp(paused_until) end as paused_until,
+  case when disabled then 'disabled' when paused_until > mailroom_now() then 'paused' else 'active' end as status,
+  case when paused_until > mailroom_now() then api_timestamp(paused_until) end as paused_until,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
 
 const ADDRESS = /^[^\s@<>",]+@[^\s@<>",]+\.[^\s@<>",]+$/
@@ -123,20 +125,20 @@ export async function updateConnection(
   const quota = input.quota ? checkQuota(input.quota) : input.quota
   const rate = input.rate === undefined ? undefined : checkRate(input.rate)
   if (input.password !== undefined) await verifyLogin(services, { ...current, password: input.password })
-  const [row] = await sql<ConnectionView[]>`
-    update connections set
+  return setAndReturn(
+    sql,
+    id,
+    sql`
       quota = ${quota === undefined ? sql`quota` : (quota?.quota ?? null)},
       quota_period = ${quota === undefined ? sql`quota_period` : (quota?.per ?? null)},
       rate = ${rate ?? sql`rate`},
       password_encrypted = ${
         input.password === undefined ? sql`password_encrypted` : sealPassword(services.secret, input.password)
-      },
-      updated_at = now()
-    where id = ${id}
-    returning ${VIEW_COLUMNS(sql)}`
-  return row as ConnectionView
+      }`,
+  )
 }
 
+/** Disabling holds the connection's queued mail; enabling sends it on. */
 export function disableConnection(sql: Sql, id: number, disabled: boolean): Promise<ConnectionView> {
   return setAndReturn(sql, id, sql`disabled = ${disabled}`)
 }
@@ -147,7 +149,9 @@ export function pauseConnection(sql: Sql, id: number, minutes?: number): Promise
     throw invalid('--minutes must be a positive whole number')
   }
   const until =
-    minutes === undefined ? sql`'infinity'::timestamptz` : sql`now() + make_interval(mins => ${minutes})`
+    minutes === undefined
+      ? sql`'infinity'::timestamptz`
+      : sql`mailroom_now() + make_interval(mins => ${minutes})`
   return setAndReturn(sql, id, sql`paused_until = ${until}`)
 }
 
@@ -155,12 +159,16 @@ export function resumeConnection(sql: Sql, id: number): Promise<ConnectionView> 
   return setAndReturn(sql, id, sql`paused_until = null, consecutive_failures = 0, pause_streak = 0`)
 }
 
-/** Deletes a connection; when it was the default, the oldest remaining one takes its place. */
+/**
+ * Deletes a connection, failing the mail still queued on it; when it was the default, the
+ * oldest remaining one takes its place.
+ */
 export async function deleteConnection(
   sql: Sql,
   id: number,
 ): Promise<{ deleted: true; new_default_id: number | null }> {
   return sql.begin(async (tx) => {
+    await failQueuedOfConnection(tx, id)
     const [gone] = await tx<{ account_id: number; is_default: boolean }[]>`
       delete from connections where id = ${id} returning account_id, is_default`
     if (!gone) throw connectionNotFound(id)
@@ -177,11 +185,18 @@ export async function deleteConnection(
   })
 }
 
-async function setAndReturn(sql: Sql, id: number, assignment: ReturnType<Sql>): Promise<ConnectionView> {
-  const [row] = await sql<ConnectionView[]>`
-    update connections set ${assignment}, updated_at = now() where id = ${id} returning ${VIEW_COLUMNS(sql)}`
-  if (!row) throw connectionNotFound(id)
-  return row
+/**
+ * Applies a change, and gives the connection's queue a run: whatever changed (enabled, resumed,
+ * a new quota or rate) may let waiting mail go now; a run that finds it still held waits again.
+ */
+async function setAndReturn(sql: Sql, id: number, assignment: Fragment): Promise<ConnectionView> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<ConnectionView[]>`
+      update connections set ${assignment}, updated_at = now() where id = ${id} returning ${VIEW_COLUMNS(tx)}`
+    if (!row) throw connectionNotFound(id)
+    await scheduleQueueRun(tx, id)
+    return row
+  })
 }
 
 async function loginOf(services: Services, id: number): Promise<Omit<SmtpLogin, 'password'>> {

@@ -19,12 +19,12 @@ export async function recordProviderFailure(sql: Db, connectionId: number): Prom
       consecutive_failures = case when consecutive_failures + 1 >= ${FAILURES_BEFORE_PAUSE} then 0
                                   else consecutive_failures + 1 end,
       paused_until = case when consecutive_failures + 1 >= ${FAILURES_BEFORE_PAUSE}
-                          then now() + make_interval(mins => least(${FIRST_PAUSE_MINUTES} * power(2, least(pause_streak, 10))::int,
+                          then mailroom_now() + make_interval(mins => least(${FIRST_PAUSE_MINUTES} * power(2, least(pause_streak, 10))::int,
                                                                    ${LONGEST_PAUSE_MINUTES}))
                           else paused_until end,
       pause_streak = case when consecutive_failures + 1 >= ${FAILURES_BEFORE_PAUSE} then pause_streak + 1
                           else pause_streak end
     where id = ${connectionId}
-    returning coalesce(paused_until > now(), false) as paused`
+    returning coalesce(paused_until > mailroom_now(), false) as paused`
   return { paused: row?.paused ?? false }
 }

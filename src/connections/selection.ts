@@ -29,7 +29,7 @@ export type SendMode = 'now' | 'queued'
 
 const COLUMNS = (sql: Db) => sql`
   id, account_id, from_address, host, port, username, password_encrypted, quota, quota_period, rate,
-  disabled, coalesce(paused_until > now(), false) as paused, is_default`
+  disabled, coalesce(paused_until > mailroom_now(), false) as paused, is_default`
 
 /**
  * Chooses the connection a send goes through, with the rulings' order and errors: a key scoped

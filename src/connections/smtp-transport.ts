@@ -195,6 +195,17 @@ export function classifySmtpError(error: unknown): SmtpErrorClass {
   return 'rejected'
 }
 
+/**
+ * A refusal that trying again will not change: the server refused this message or an address
+ * for good (5xx). A refused login is the connection's problem, not the message's, and 4xx
+ * replies say "later"; both are worth another attempt.
+ */
+export function isPermanentRefusal(error: unknown): boolean {
+  if (classifySmtpError(error) !== 'rejected' || isAuthFailure(error)) return false
+  const code = responseCodeOf(error)
+  return !(code !== undefined && code < 500)
+}
+
 const MAX_REASON = 500
 
 /** The server's reply on one line (e.g. `550 5.1.1 User unknown`), or what kept us from one. */

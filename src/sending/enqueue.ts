@@ -1,0 +1,50 @@
+import { selectConnection } from '../connections/selection.ts'
+import type { Sql } from '../db/sql.ts'
+import type { Caller } from '../keys/keys.ts'
+import { scheduleQueueRun } from '../worker/jobs.ts'
+import { newMessageId } from './deliver.ts'
+import type { EmailRequest } from './email-request.ts'
+import { enqueueMessages } from './queue.ts'
+
+export interface EnqueueResult {
+  success: true
+  message: string
+  outboxId: number
+  from: string
+  queuedAt: string
+}
+
+/**
+ * POST /enqueue after validation (and the plan check): the connection is chosen as for /send except that a
+ * paused one is accepted (the mail waits for it). The outbox record and the job that sends it
+ * are written in one transaction, so accepted mail always has a worker run coming.
+ */
+export async function enqueue(sql: Sql, caller: Caller, request: EmailRequest): Promise<EnqueueResult> {
+  const connection = await selectConnection(sql, caller, request.from, 'queued')
+  const [queued] = await sql.begin(async (tx) => {
+    const rows = await enqueueMessages(tx, [
+      {
+        accountId: caller.accountId,
+        connectionId: connection.id,
+        from: connection.from_address,
+        to: request.to,
+        cc: request.cc,
+        bcc: request.bcc,
+        subject: request.subject,
+        text_body: request.text_body,
+        html_body: request.html_body,
+        messageId: newMessageId(connection.from_address),
+      },
+    ])
+    await scheduleQueueRun(tx, connection.id)
+    return rows
+  })
+  if (!queued) throw new Error('the queued message was not recorded')
+  return {
+    success: true,
+    message: 'Email queued for sending',
+    outboxId: queued.id,
+    from: connection.from_address,
+    queuedAt: queued.queued_at.toISOString(),
+  }
+}

@@ -1,0 +1,217 @@
+import type { Plan } from '../accounts/plans.ts'
+import type { SendingConnection } from '../connections/selection.ts'
+import type { Db } from '../db/sql.ts'
+import type { OutgoingMessage } from './deliver.ts'
+
+/**
+ * Queued mail (POST /enqueue and batches) is outbox records in status `queued`, sent from
+ * there by the worker. These are the queue's statements; src/sending/send-queued.ts drives them.
+ */
+
+export interface QueuedMessage {
+  accountId: number
+  connectionId: number
+  from: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  text_body?: string | undefined
+  html_body?: string | undefined
+  messageId: string
+}
+
+/** Puts messages in the queue, due now. Returns their outbox ids and when they were queued. */
+export async function enqueueMessages(
+  tx: Db,
+  messages: QueuedMessage[],
+): Promise<{ id: number; queued_at: Date }[]> {
+  if (messages.length === 0) return []
+  const column = <T>(pick: (m: QueuedMessage) => T) => messages.map(pick)
+  // One statement for any number of messages: a batch of thousands is queued in one round trip.
+  return tx<{ id: number; queued_at: Date }[]>`
+    insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
+                        bcc_addresses, subject, text_body, html_body, message_id, next_attempt_at)
+    select account_id, connection_id, 'queued', from_address,
+           array(select jsonb_array_elements_text(to_addresses)),
+           array(select jsonb_array_elements_text(cc_addresses)),
+           array(select jsonb_array_elements_text(bcc_addresses)),
+           subject, text_body, html_body, message_id, mailroom_now()
+    from unnest(${column((m) => m.accountId)}::int[], ${column((m) => m.connectionId)}::int[],
+                ${column((m) => m.from)}::text[], ${column((m) => JSON.stringify(m.to))}::jsonb[],
+                ${column((m) => JSON.stringify(m.cc))}::jsonb[], ${column((m) => JSON.stringify(m.bcc))}::jsonb[],
+                ${column((m) => m.subject)}::text[], ${column((m) => m.text_body ?? null)}::text[],
+                ${column((m) => m.html_body ?? null)}::text[], ${column((m) => m.messageId)}::text[])
+         with ordinality as m(account_id, connection_id, from_address, to_addresses, cc_addresses,
+                              bcc_addresses, subject, text_body, html_body, message_id, n)
+    order by n
+    returning id, created_at as queued_at`
+}
+
+/** A claimed message, with its connection as it is now and the account's plan. */
+export interface ClaimedMessage {
+  id: number
+  accountId: number
+  plan: Plan
+  failures: number
+  deferrals: number
+  connection: SendingConnection
+  message: OutgoingMessage
+}
+
+interface ClaimRow {
+  id: number
+  account_id: number
+  plan: Plan
+  failures: number
+  deferrals: number
+  message_id: string
+  to_addresses: string[]
+  cc_addresses: string[]
+  bcc_addresses: string[]
+  subject: string
+  text_body: string | null
+  html_body: string | null
+  connection: SendingConnection
+}
+
+/**
+ * Takes the connection's next due message for `processId`, skipping those other senders hold,
+ * unless the connection is disabled or paused. Inside the caller's transaction, so that a limit
+ * refusing it afterwards puts it back untouched.
+ */
+export async function claimNext(
+  tx: Db,
+  connectionId: number,
+  processId: string,
+): Promise<ClaimedMessage | undefined> {
+  const [row] = await tx<ClaimRow[]>`
+    with next as (
+      select id from outbox
+      where connection_id = ${connectionId} and status = 'queued' and next_attempt_at <= mailroom_now()
+      order by next_attempt_at, id
+      limit 1
+      for update skip locked
+    )
+    update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
+      updated_at = now()
+    from next, connections c, accounts a
+    where o.id = next.id and c.id = o.connection_id and a.id = o.account_id
+      and not c.disabled and not coalesce(c.paused_until > mailroom_now(), false)
+    returning o.id, o.account_id, a.plan, o.failures, o.deferrals, o.message_id, o.to_addresses,
+      o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
+      json_build_object('id', c.id, 'account_id', c.account_id, 'from_address', c.from_address,
+        'host', c.host, 'port', c.port, 'username', c.username, 'password_encrypted', c.password_encrypted,
+        'quota', c.quota, 'quota_period', c.quota_period, 'rate', c.rate, 'disabled', c.disabled,
+        'paused', false, 'is_default', c.is_default) as connection`
+  if (!row) return undefined
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    plan: row.plan,
+    failures: row.failures,
+    deferrals: row.deferrals,
+    connection: row.connection,
+    message: {
+      messageId: row.message_id,
+      to: row.to_addresses,
+      cc: row.cc_addresses,
+      bcc: row.bcc_addresses,
+      subject: row.subject,
+      ...(row.text_body === null ? {} : { text: row.text_body }),
+      ...(row.html_body === null ? {} : { html: row.html_body }),
+    },
+  }
+}
+
+/** Said of mail whose connection was deleted while it waited (the rulings' wording). */
+export const CONNECTION_DELETED = 'connection deleted'
+
+/**
+ * Back to the queue, due after `delayMs`. `error` is kept as the last error for the outbox. Mail
+ * whose connection was deleted meanwhile fails instead: nothing would ever send it.
+ */
+export async function requeue(
+  sql: Db,
+  id: number,
+  delayMs: number,
+  error: string,
+  counter: 'failures' | 'deferrals' | null,
+): Promise<void> {
+  await sql`
+    update outbox set
+      status = case when connection_id is null then 'failed' else 'queued' end,
+      error = case when connection_id is null then ${CONNECTION_DELETED} else ${error} end,
+      failures = failures + ${counter === 'failures' ? 1 : 0},
+      deferrals = deferrals + ${counter === 'deferrals' ? 1 : 0},
+      next_attempt_at = mailroom_now() + ${delayMs} * interval '1 millisecond',
+      claimed_by = null, updated_at = now()
+    where id = ${id}`
+}
+
+/** Ends a queued message as failed with the reason (a refused address, retries used up). */
+export async function failQueued(sql: Db, id: number, error: string, countFailure: boolean): Promise<void> {
+  await sql`
+    update outbox set status = 'failed', error = ${error}, failures = failures + ${countFailure ? 1 : 0},
+      next_attempt_at = null, claimed_by = null, text_body = null, html_body = null, updated_at = now()
+    where id = ${id}`
+}
+
+/** A deleted connection fails the mail still waiting on it; run in the deleting transaction. */
+export async function failQueuedOfConnection(tx: Db, connectionId: number): Promise<void> {
+  await tx`
+    update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
+      text_body = null, html_body = null, updated_at = now()
+    where connection_id = ${connectionId} and status = 'queued'`
+}
+
+/** What decides when the connection's queue runs next. */
+export interface QueueState {
+  disabled: boolean
+  /** Until the pause ends; null when not paused; Infinity when paused until resumed. */
+  pausedForMs: number | null
+  /** Until the earliest queued message is due (0: due now); null when nothing is queued. */
+  nextDueInMs: number | null
+}
+
+/** The connection's queue state, or undefined when the connection no longer exists. */
+export async function queueState(sql: Db, connectionId: number): Promise<QueueState | undefined> {
+  const [row] = await sql<
+    { disabled: boolean; paused_for_ms: number | null; next_due_in_ms: number | null }[]
+  >`
+    select c.disabled,
+      case when c.paused_until = 'infinity' then 'infinity'::float8
+           when c.paused_until > mailroom_now()
+             then ceil(extract(epoch from c.paused_until - mailroom_now()) * 1000)::float8 end as paused_for_ms,
+      (select greatest(0, ceil(extract(epoch from min(next_attempt_at) - mailroom_now()) * 1000))::float8
+       from outbox where connection_id = c.id and status = 'queued') as next_due_in_ms
+    from connections c where c.id = ${connectionId}`
+  if (!row) return undefined
+  return { disabled: row.disabled, pausedForMs: row.paused_for_ms, nextDueInMs: row.next_due_in_ms }
+}
+
+/** Connections with queued mail: at start-up each gets a queue run, whatever happened before. */
+export async function connectionsWithQueuedMail(sql: Db): Promise<number[]> {
+  const rows = await sql<{ connection_id: number }[]>`
+    select distinct connection_id from outbox where status = 'queued' and connection_id is not null`
+  return rows.map((r) => r.connection_id)
+}
+
+const INTERRUPTED = 'The worker sending it stopped before the SMTP server answered; it is sent again'
+
+/**
+ * Queues again the messages held by worker processes that are gone (see src/worker/liveness.ts):
+ * their outcome is unknown, so they are sent again with the same Message-ID. Returns the
+ * connections whose queues need a run.
+ */
+export async function releaseOrphanedClaims(tx: Db): Promise<number[]> {
+  const rows = await tx<{ connection_id: number | null }[]>`
+    update outbox set
+      status = case when connection_id is null then 'failed' else 'queued' end,
+      error = case when connection_id is null then ${CONNECTION_DELETED} else ${INTERRUPTED} end,
+      next_attempt_at = mailroom_now(), claimed_by = null, updated_at = now()
+    where claimed_by is not null and status = 'sending'
+      and claimed_by not in (select id from worker_processes)
+    returning connection_id`
+  return [...new Set(rows.flatMap((r) => (r.connection_id === null ? [] : [r.connection_id])))]
+}

@@ -1,0 +1,64 @@
+import type { Db } from '../db/sql.ts'
+import { LimitReached } from '../quota/limit-reached.ts'
+import { type Reservation, release, reserve } from '../quota/reservations.ts'
+import { DeliveryError, deliver, type SendContext } from './deliver.ts'
+import { recordReservation } from './outbox.ts'
+import { type ClaimedMessage, claimNext, failQueued, requeue } from './queue.ts'
+import type { RetryPolicy } from './retry-policy.ts'
+
+export type QueuedSendOutcome =
+  /** Nothing due (or the connection is disabled or paused). */
+  | { kind: 'idle' }
+  /** A limit holds the connection back for `waitMs`; the message was left queued, untouched. */
+  | { kind: 'blocked'; waitMs: number }
+  /** One message was handled: sent, failed, or queued again for later. */
+  | { kind: 'handled' }
+
+/**
+ * Sends the connection's next due queued message through the one delivery path. Claiming it
+ * and reserving its units (daily limit, quota, pacing: the same counters as POST /send) happen
+ * in one transaction: a limit that refuses rolls the claim back, so waiting never counts as an
+ * attempt. Afterwards the message is sent, failed for good, or queued again with a back-off.
+ */
+export async function sendNextQueued(
+  context: SendContext,
+  connectionId: number,
+  processId: string,
+  policy: RetryPolicy,
+): Promise<QueuedSendOutcome> {
+  let claimed: { message: ClaimedMessage; reservation: Reservation } | undefined
+  try {
+    claimed = await context.sql.begin(async (tx) => {
+      const message = await claimNext(tx, connectionId, processId)
+      if (!message) return undefined
+      const reservation = await reserve(tx, message.plan, message.accountId, message.connection)
+      await recordReservation(tx, message.id, reservation)
+      return { message, reservation }
+    })
+  } catch (error) {
+    if (error instanceof LimitReached) return { kind: 'blocked', waitMs: error.waitMs }
+    throw error
+  }
+  if (!claimed) return { kind: 'idle' }
+  const { message, reservation } = claimed
+  try {
+    await deliver(context, message.connection, message.id, message.message)
+  } catch (error) {
+    if (!(error instanceof DeliveryError)) throw error
+    await release(context.sql, message.accountId, message.connection.id, reservation)
+    await settleFailure(context.sql, message, error, policy)
+  }
+  return { kind: 'handled' }
+}
+
+async function settleFailure(sql: Db, message: ClaimedMessage, error: DeliveryError, policy: RetryPolicy) {
+  if (error.permanent) return failQueued(sql, message.id, error.reason, true)
+  if (error.kind === 'pushback') {
+    return requeue(sql, message.id, policy.pushbackDelayMs(message.deferrals + 1), error.reason, 'deferrals')
+  }
+  const failures = message.failures + 1
+  if (failures >= policy.maxFailures) {
+    return failQueued(sql, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`, true)
+  }
+  return requeue(sql, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
+}

@@ -1,0 +1,58 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { SendContext } from '../sending/deliver.ts'
+import { queueState } from '../sending/queue.ts'
+import type { RetryPolicy } from '../sending/retry-policy.ts'
+import { sendNextQueued } from '../sending/send-queued.ts'
+import { scheduleQueueRun } from './jobs.ts'
+
+export interface DrainOptions {
+  /** Messages of one connection in flight at once. */
+  lanes: number
+  /** This worker process, named on the messages it holds (see liveness.ts). */
+  processId: string
+  policy: RetryPolicy
+  /** Aborted when the worker stops: lanes finish the message in hand and the queue is handed on. */
+  stopping: AbortSignal
+}
+
+/** A wait this short is slept through; a longer one ends the run and schedules the next. */
+const SLEEP_THROUGH_MS = 2_000
+
+/**
+ * One run of a connection's queue: sends its due mail, `lanes` messages at a time, until nothing
+ * is due or a limit holds the connection back for longer than a moment; then schedules the next
+ * run for the moment the obstacle ends (quota window, pacing token, pause, retry back-off). A
+ * disabled connection gets no next run: enabling it schedules one.
+ */
+export async function drainQueue(context: SendContext, connectionId: number, options: DrainOptions) {
+  let blockedForMs = 0
+  const lane = async () => {
+    while (!options.stopping.aborted) {
+      const outcome = await sendNextQueued(context, connectionId, options.processId, options.policy)
+      if (outcome.kind === 'idle') return
+      if (outcome.kind === 'blocked') {
+        if (outcome.waitMs > SLEEP_THROUGH_MS) {
+          blockedForMs = Math.max(blockedForMs, outcome.waitMs)
+          return
+        }
+        await sleep(outcome.waitMs, undefined, { signal: options.stopping }).catch(() => {})
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: options.lanes }, lane))
+  const delay = await nextRunDelay(context, connectionId, options.stopping.aborted ? 0 : blockedForMs)
+  if (delay !== undefined) await scheduleQueueRun(context.sql, connectionId, delay)
+}
+
+/** When the queue should run next, or undefined when nothing will be due without an outside change. */
+async function nextRunDelay(
+  context: SendContext,
+  connectionId: number,
+  blockedForMs: number,
+): Promise<number | undefined> {
+  const state = await queueState(context.sql, connectionId)
+  if (!state || state.disabled || state.nextDueInMs === null) return undefined
+  // Paused until resumed by hand: resuming schedules the run.
+  if (state.pausedForMs === Number.POSITIVE_INFINITY) return undefined
+  return Math.max(state.nextDueInMs, state.pausedForMs ?? 0, blockedForMs)
+}

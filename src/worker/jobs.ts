@@ -1,0 +1,21 @@
+import type { Db } from '../db/sql.ts'
+
+/** graphile-worker's task that sends a connection's queued mail. */
+export const QUEUE_TASK = 'deliver_queue'
+
+export interface QueueRunPayload {
+  connectionId: number
+}
+
+/**
+ * Asks for a run of the connection's queue after `delayMs`. One job per connection, keyed, so
+ * that many messages make one run, and a later request moves the run rather than adding one.
+ * Inside the caller's transaction: mail and the job that sends it are committed together.
+ */
+export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
+  const payload: QueueRunPayload = { connectionId }
+  await db`
+    select graphile_worker.add_job(${QUEUE_TASK}, ${JSON.stringify(payload)}::json,
+      run_at => now() + ${Math.max(0, Math.ceil(delayMs))} * interval '1 millisecond',
+      job_key => ${`queue:${connectionId}`})`
+}

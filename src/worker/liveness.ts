@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto'
+import os from 'node:os'
+import type { Sql } from '../db/sql.ts'
+import { releaseOrphanedClaims } from '../sending/queue.ts'
+import { scheduleQueueRun } from './jobs.ts'
+
+/** How often a worker process says it is alive. */
+export const HEARTBEAT_MS = 5_000
+/** Silence after which a worker process is taken for dead and its work handed on. */
+export const DEAD_AFTER_MS = 30_000
+
+/** A name for this worker process, unique among all that ever run against the database. */
+export function newProcessId(): string {
+  return `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Makes this process known as alive. Done before it takes any work: a message it holds is
+ * only ever released when its process has no live entry.
+ */
+export async function registerProcess(sql: Sql, processId: string): Promise<void> {
+  await sql`insert into worker_processes (id) values (${processId})`
+}
+
+/** Notes one of graphile-worker's workers of this process, so that a dead process's jobs are unlocked. */
+export async function recordJobWorker(sql: Sql, processId: string, jobWorkerId: string): Promise<void> {
+  await sql`
+    update worker_processes set job_worker_ids = array_append(job_worker_ids, ${jobWorkerId})
+    where id = ${processId}`
+}
+
+/**
+ * Beats for this process, then hands on the work of processes that stopped beating: the
+ * messages they held go back to the queue (to be sent again, with the same Message-ID) and
+ * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
+ * four-hour lock timeout. Returns how many dead processes and orphaned messages were found.
+ */
+export async function beatAndSweep(
+  sql: Sql,
+  processId: string,
+): Promise<{ dead: number; connections: number }> {
+  return sql.begin(async (tx) => {
+    // Re-created if a sweep by another process took this one for dead (a long stall): its
+    // messages were handed on then, and it carries on with fresh ones.
+    await tx`
+      insert into worker_processes (id) values (${processId})
+      on conflict (id) do update set beat_at = now()`
+    const gone = await tx<{ job_worker_ids: string[] }[]>`
+      delete from worker_processes where beat_at < now() - ${DEAD_AFTER_MS} * interval '1 millisecond'
+      returning job_worker_ids`
+    const jobWorkers = gone.flatMap((g) => g.job_worker_ids)
+    if (jobWorkers.length) await tx`select graphile_worker.force_unlock_workers(${jobWorkers}::text[])`
+    const released = await releaseOrphanedClaims(tx)
+    for (const connectionId of released) await scheduleQueueRun(tx, connectionId)
+    return { dead: gone.length, connections: released.length }
+  })
+}
+
+/** A stopping process leaves nothing behind to be swept. */
+export async function unregisterProcess(sql: Sql, processId: string): Promise<void> {
+  await sql`delete from worker_processes where id = ${processId}`
+}
