@@ -27,21 +27,27 @@ export async function enqueueMessages(
   messages: QueuedMessage[],
 ): Promise<{ id: number; queued_at: Date }[]> {
   if (messages.length === 0) return []
-  const column = <T>(pick: (m: QueuedMessage) => T) => messages.map(pick)
+  const rows = messages.map((m) => ({
+    account_id: m.accountId,
+    connection_id: m.connectionId,
+    from_address: m.from,
+    to_addresses: m.to,
+    cc_addresses: m.cc,
+    bcc_addresses: m.bcc,
+    subject: m.subject,
+    text_body: m.text_body ?? null,
+    html_body: m.html_body ?? null,
+    message_id: m.messageId,
+  }))
   // One statement for any number of messages: a batch of thousands is queued in one round trip.
   return tx<{ id: number; queued_at: Date }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                         bcc_addresses, subject, text_body, html_body, message_id, next_attempt_at)
-    select account_id, connection_id, 'queued', from_address,
-           array(select jsonb_array_elements_text(to_addresses)),
-           array(select jsonb_array_elements_text(cc_addresses)),
-           array(select jsonb_array_elements_text(bcc_addresses)),
+    select account_id, connection_id, 'queued', from_address, to_addresses, cc_addresses, bcc_addresses,
            subject, text_body, html_body, message_id, mailroom_now()
-    from unnest(${column((m) => m.accountId)}::int[], ${column((m) => m.connectionId)}::int[],
-                ${column((m) => m.from)}::text[], ${column((m) => JSON.stringify(m.to))}::jsonb[],
-                ${column((m) => JSON.stringify(m.cc))}::jsonb[], ${column((m) => JSON.stringify(m.bcc))}::jsonb[],
-                ${column((m) => m.subject)}::text[], ${column((m) => m.text_body ?? null)}::text[],
-                ${column((m) => m.html_body ?? null)}::text[], ${column((m) => m.messageId)}::text[])
+    from rows from (jsonb_to_recordset(${tx.json(rows)}) as (
+           account_id int, connection_id int, from_address text, to_addresses text[], cc_addresses text[],
+           bcc_addresses text[], subject text, text_body text, html_body text, message_id text))
          with ordinality as m(account_id, connection_id, from_address, to_addresses, cc_addresses,
                               bcc_addresses, subject, text_body, html_body, message_id, n)
     order by n

@@ -15,7 +15,7 @@ export interface QueueRunPayload {
 export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
   const payload: QueueRunPayload = { connectionId }
   await db`
-    select graphile_worker.add_job(${QUEUE_TASK}, ${JSON.stringify(payload)}::json,
+    select graphile_worker.add_job(${QUEUE_TASK}, ${db.json({ ...payload })}::json,
       run_at => now() + ${Math.max(0, Math.ceil(delayMs))} * interval '1 millisecond',
       job_key => ${`queue:${connectionId}`})`
 }
