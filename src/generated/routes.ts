@@ -473,7 +473,11 @@ export const AddAudienceMembersResponseSchema = z
     duplicates: z
       .int()
       .min(0)
-      .openapi({ description: 'Addresses skipped because they were already in the audience.', example: 1 }),
+      .openapi({
+        description:
+          'Addresses skipped because they were already in the audience or repeated earlier in the request (compared case-insensitively).',
+        example: 1,
+      }),
     message: z
       .string()
       .openapi({ description: 'Human text.', example: '1 member added, 1 duplicate skipped' }),
@@ -1030,7 +1034,7 @@ export const listAudiencesRoute = createRoute({
   tags: ['Audiences'],
   summary: 'List audiences (Pro)',
   description:
-    "**Not implemented yet in this release: answers 501.**\n\nLists the account's audiences with their member counts, newest first. Temporary\naudiences created behind `recipients` batches are left out (they can still be read by\nID).\n",
+    "Lists the account's audiences with their member counts, newest first. Temporary\naudiences created behind `recipients` batches are left out (they can still be read by\nID).\n",
   responses: {
     200: {
       description: 'The audiences, newest first.',
@@ -1051,10 +1055,6 @@ export const listAudiencesRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1064,8 +1064,7 @@ export const createAudienceRoute = createRoute({
   operationId: 'createAudience',
   tags: ['Audiences'],
   summary: 'Create an audience (Pro)',
-  description:
-    '**Not implemented yet in this release: answers 501.**\n\nCreates an empty audience. Add members with `POST /audiences/{id}/members`.\n',
+  description: 'Creates an empty audience. Add members with `POST /audiences/{id}/members`.\n',
   request: {
     body: { content: { 'application/json': { schema: AudienceCreateRequestSchema } }, required: true },
   },
@@ -1104,10 +1103,6 @@ export const createAudienceRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1118,7 +1113,7 @@ export const getAudienceRoute = createRoute({
   tags: ['Audiences'],
   summary: 'Get an audience (Pro)',
   description:
-    '**Not implemented yet in this release: answers 501.**\n\nReturns one audience with its `member_count`. Temporary audiences (behind `recipients`\nbatches) can be read here.\n',
+    'Returns one audience with its `member_count`. Temporary audiences (behind `recipients`\nbatches) can be read here.\n',
   request: {
     params: z.object({
       id: z
@@ -1167,10 +1162,6 @@ export const getAudienceRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1181,7 +1172,7 @@ export const updateAudienceRoute = createRoute({
   tags: ['Audiences'],
   summary: 'Update an audience (Pro)',
   description:
-    '**Not implemented yet in this release: answers 501.**\n\nChanges `name` and/or `description`; fields left out keep their value. The response\ndoes not carry `member_count`.\n',
+    'Changes `name` and/or `description`; fields left out keep their value. The response\ndoes not carry `member_count`.\n',
   request: {
     params: z.object({
       id: z
@@ -1242,10 +1233,6 @@ export const updateAudienceRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1255,8 +1242,7 @@ export const deleteAudienceRoute = createRoute({
   operationId: 'deleteAudience',
   tags: ['Audiences'],
   summary: 'Delete an audience (Pro)',
-  description:
-    '**Not implemented yet in this release: answers 501.**\n\nDeletes the audience and its members.\n',
+  description: 'Deletes the audience and its members.\n',
   request: {
     params: z.object({
       id: z
@@ -1305,10 +1291,6 @@ export const deleteAudienceRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1319,7 +1301,7 @@ export const listAudienceMembersRoute = createRoute({
   tags: ['Audiences'],
   summary: 'List audience members (Pro)',
   description:
-    '**Not implemented yet in this release: answers 501.**\n\nPages through the members. Increase `offset` by `limit` while `pagination.hasMore` is\n`true`. A `limit` outside 1-1000 or a negative `offset` answers `400` with the\nvalidation body.\n',
+    'Pages through the members in the order they were added (by ID). Increase `offset` by\n`limit` while `pagination.hasMore` is `true`. A `limit` outside 1-1000 or a negative\n`offset` answers `400` with the validation body.\n',
   request: {
     params: z.object({
       id: z
@@ -1408,10 +1390,6 @@ export const listAudienceMembersRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1422,7 +1400,7 @@ export const addAudienceMembersRoute = createRoute({
   tags: ['Audiences'],
   summary: 'Add members to an audience (Pro)',
   description:
-    "**Not implemented yet in this release: answers 501.**\n\nAdds 1 to 10000 members per request. Addresses already in the audience are skipped\nand counted in `duplicates`. Each member's `payload` fills `{{placeholders}}` when a\nbatch is sent to the audience.\n",
+    "Adds 1 to 10000 members per request. Addresses already in the audience, or repeated\nearlier in the same request, are skipped and counted in `duplicates` (addresses are\ncompared case-insensitively; the first occurrence is kept, spelled as given). Each\nmember's `payload` fills `{{placeholders}}` when a batch is sent to the audience.\n",
   request: {
     params: z.object({
       id: z
@@ -1483,10 +1461,6 @@ export const addAudienceMembersRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -1496,8 +1470,7 @@ export const deleteAudienceMemberRoute = createRoute({
   operationId: 'deleteAudienceMember',
   tags: ['Audiences'],
   summary: 'Remove a member from an audience (Pro)',
-  description:
-    '**Not implemented yet in this release: answers 501.**\n\nRemoves one member. A member that is not in this audience gives 404.\n',
+  description: 'Removes one member. A member that is not in this audience gives 404.\n',
   request: {
     params: z.object({
       id: z
@@ -1557,10 +1530,6 @@ export const deleteAudienceMemberRoute = createRoute({
       description:
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
-    },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
     },
   },
 })

@@ -3,6 +3,7 @@ import { Scalar } from '@scalar/hono-api-reference'
 import { bodyLimit } from 'hono/body-limit'
 import { standardError } from '../errors.ts'
 import type { Services } from '../services.ts'
+import { AUDIENCE_OPERATIONS, registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
 import { EMAIL_OPERATIONS, registerEmail } from './email/index.ts'
 import type { Api, AppEnv } from './env.ts'
@@ -12,7 +13,7 @@ import { refuseNulCharacters } from './nul-guard.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerTemplates, TEMPLATE_OPERATIONS } from './templates/index.ts'
 
-const IMPLEMENTED = new Set<string>([...EMAIL_OPERATIONS, ...TEMPLATE_OPERATIONS])
+const IMPLEMENTED = new Set<string>([...EMAIL_OPERATIONS, ...TEMPLATE_OPERATIONS, ...AUDIENCE_OPERATIONS])
 
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
   const document = loadOpenApiDocument()
@@ -48,6 +49,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   )
   registerEmail(api)
   registerTemplates(api)
+  registerAudiences(api)
   registerNotImplemented(api, IMPLEMENTED)
   app.route('/v1', api)
   return app

@@ -169,9 +169,7 @@ export interface paths {
     }
     /**
      * List audiences (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Lists the account's audiences with their member counts, newest first. Temporary
+     * @description Lists the account's audiences with their member counts, newest first. Temporary
      *     audiences created behind `recipients` batches are left out (they can still be read by
      *     ID).
      */
@@ -179,9 +177,7 @@ export interface paths {
     put?: never
     /**
      * Create an audience (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Creates an empty audience. Add members with `POST /audiences/{id}/members`.
+     * @description Creates an empty audience. Add members with `POST /audiences/{id}/members`.
      */
     post: operations['createAudience']
     delete?: never
@@ -205,26 +201,20 @@ export interface paths {
     }
     /**
      * Get an audience (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Returns one audience with its `member_count`. Temporary audiences (behind `recipients`
+     * @description Returns one audience with its `member_count`. Temporary audiences (behind `recipients`
      *     batches) can be read here.
      */
     get: operations['getAudience']
     /**
      * Update an audience (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Changes `name` and/or `description`; fields left out keep their value. The response
+     * @description Changes `name` and/or `description`; fields left out keep their value. The response
      *     does not carry `member_count`.
      */
     put: operations['updateAudience']
     post?: never
     /**
      * Delete an audience (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Deletes the audience and its members.
+     * @description Deletes the audience and its members.
      */
     delete: operations['deleteAudience']
     options?: never
@@ -247,21 +237,18 @@ export interface paths {
     }
     /**
      * List audience members (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Pages through the members. Increase `offset` by `limit` while `pagination.hasMore` is
-     *     `true`. A `limit` outside 1-1000 or a negative `offset` answers `400` with the
-     *     validation body.
+     * @description Pages through the members in the order they were added (by ID). Increase `offset` by
+     *     `limit` while `pagination.hasMore` is `true`. A `limit` outside 1-1000 or a negative
+     *     `offset` answers `400` with the validation body.
      */
     get: operations['listAudienceMembers']
     put?: never
     /**
      * Add members to an audience (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Adds 1 to 10000 members per request. Addresses already in the audience are skipped
-     *     and counted in `duplicates`. Each member's `payload` fills `{{placeholders}}` when a
-     *     batch is sent to the audience.
+     * @description Adds 1 to 10000 members per request. Addresses already in the audience, or repeated
+     *     earlier in the same request, are skipped and counted in `duplicates` (addresses are
+     *     compared case-insensitively; the first occurrence is kept, spelled as given). Each
+     *     member's `payload` fills `{{placeholders}}` when a batch is sent to the audience.
      */
     post: operations['addAudienceMembers']
     delete?: never
@@ -293,9 +280,7 @@ export interface paths {
     post?: never
     /**
      * Remove a member from an audience (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Removes one member. A member that is not in this audience gives 404.
+     * @description Removes one member. A member that is not in this audience gives 404.
      */
     delete: operations['deleteAudienceMember']
     options?: never
@@ -807,7 +792,7 @@ export interface components {
        */
       inserted: number
       /**
-       * @description Addresses skipped because they were already in the audience.
+       * @description Addresses skipped because they were already in the audience or repeated earlier in the request (compared case-insensitively).
        * @example 1
        */
       duplicates: number
@@ -1493,7 +1478,6 @@ export interface operations {
       401: components['responses']['Unauthorized']
       403: components['responses']['FeatureNotAvailable']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   createAudience: {
@@ -1523,7 +1507,6 @@ export interface operations {
       403: components['responses']['FeatureNotAvailable']
       413: components['responses']['PayloadTooLarge']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   getAudience: {
@@ -1555,7 +1538,6 @@ export interface operations {
       403: components['responses']['AccessDenied']
       404: components['responses']['NotFound']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   updateAudience: {
@@ -1592,7 +1574,6 @@ export interface operations {
       404: components['responses']['NotFound']
       413: components['responses']['PayloadTooLarge']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   deleteAudience: {
@@ -1624,7 +1605,6 @@ export interface operations {
       403: components['responses']['AccessDenied']
       404: components['responses']['NotFound']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   listAudienceMembers: {
@@ -1661,7 +1641,6 @@ export interface operations {
       403: components['responses']['AccessDenied']
       404: components['responses']['NotFound']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   addAudienceMembers: {
@@ -1698,7 +1677,6 @@ export interface operations {
       404: components['responses']['NotFound']
       413: components['responses']['PayloadTooLarge']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   deleteAudienceMember: {
@@ -1735,7 +1713,6 @@ export interface operations {
       403: components['responses']['AccessDenied']
       404: components['responses']['NotFound']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   listTemplates: {

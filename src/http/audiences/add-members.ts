@@ -1,0 +1,21 @@
+import { addMembers } from '../../audiences/audiences.ts'
+import { addAudienceMembersRoute } from '../../generated/routes.ts'
+import type { Api } from '../env.ts'
+import { proOnly } from './pro-only.ts'
+
+export function registerAddAudienceMembers(api: Api) {
+  api.openapi(proOnly(addAudienceMembersRoute), async (c) => {
+    const { inserted, duplicates } = await addMembers(
+      c.get('services').sql,
+      c.get('caller').accountId,
+      c.req.valid('param').id,
+      c.req.valid('json').members,
+    )
+    const message = `${count(inserted, 'member')} added, ${count(duplicates, 'duplicate')} skipped`
+    return c.json({ success: true as const, inserted, duplicates, message }, 201)
+  })
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
+}

@@ -1,0 +1,15 @@
+import { createAudience } from '../../audiences/audiences.ts'
+import { createAudienceRoute } from '../../generated/routes.ts'
+import type { Api } from '../env.ts'
+import { proOnly } from './pro-only.ts'
+
+export function registerCreateAudience(api: Api) {
+  api.openapi(proOnly(createAudienceRoute), async (c) => {
+    const audience = await createAudience(
+      c.get('services').sql,
+      c.get('caller').accountId,
+      c.req.valid('json'),
+    )
+    return c.json({ success: true as const, audience }, 201)
+  })
+}

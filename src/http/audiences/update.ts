@@ -1,0 +1,16 @@
+import { updateAudience } from '../../audiences/audiences.ts'
+import { updateAudienceRoute } from '../../generated/routes.ts'
+import type { Api } from '../env.ts'
+import { proOnly } from './pro-only.ts'
+
+export function registerUpdateAudience(api: Api) {
+  api.openapi(proOnly(updateAudienceRoute), async (c) => {
+    const audience = await updateAudience(
+      c.get('services').sql,
+      c.get('caller').accountId,
+      c.req.valid('param').id,
+      c.req.valid('json'),
+    )
+    return c.json({ success: true as const, audience }, 200)
+  })
+}

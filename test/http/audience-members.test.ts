@@ -1,0 +1,469 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  type AudienceMember,
+  audienceMembersForBatch,
+  type MemberInput,
+} from '../../src/audiences/audiences.ts'
+import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
+
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp()
+})
+
+afterAll(async () => {
+  await app?.close()
+})
+
+const ACCESS_DENIED = { status: 403, body: { error: 'Access denied' } }
+const AUDIENCE_NOT_FOUND = { status: 404, body: { error: 'Audience not found' } }
+const MEMBER_NOT_FOUND = { status: 404, body: { error: 'Member not found' } }
+const INVALID_ID = { status: 400, body: { code: 'INVALID_ID', message: humanText } }
+
+async function statusAndBody(response: Response) {
+  return { status: response.status, body: await response.json() }
+}
+
+/** A Pro account with one audience of its own. */
+async function ownerWithAudience(): Promise<{ owner: SeededAccount; audienceId: number }> {
+  const owner = await seedAccount(app, { plan: 'pro' })
+  const response = await app.request('/audiences', { key: owner.key, body: { name: 'Customers' } })
+  expect(response.status).toBe(201)
+  return { owner, audienceId: (await response.json()).audience.id }
+}
+
+function add(who: SeededAccount, audienceId: number | string, members: unknown) {
+  return app.request(`/audiences/${audienceId}/members`, { key: who.key, body: { members } })
+}
+
+function page(who: SeededAccount, audienceId: number | string, query = '') {
+  return app.request(`/audiences/${audienceId}/members${query}`, { key: who.key })
+}
+
+function removeMember(who: SeededAccount, audienceId: number | string, memberId: number | string) {
+  return app.request(`/audiences/${audienceId}/members/${memberId}`, { method: 'DELETE', key: who.key })
+}
+
+function addresses(count: number, prefix = 'member'): MemberInput[] {
+  return Array.from({ length: count }, (_, i) => ({ email: `${prefix}${i}@example.com` }))
+}
+
+async function expectAdded(
+  who: SeededAccount,
+  audienceId: number,
+  members: unknown[],
+  counts: { inserted: number; duplicates: number },
+) {
+  expect(await statusAndBody(await add(who, audienceId, members))).toEqual({
+    status: 201,
+    body: { success: true, ...counts, message: humanText },
+  })
+}
+
+/** Every member of the audience, read through the API in one page. */
+async function allMembers(who: SeededAccount, audienceId: number): Promise<AudienceMember[]> {
+  const { members, pagination } = await (await page(who, audienceId, '?limit=1000')).json()
+  expect(pagination.hasMore).toBe(false)
+  return members
+}
+
+async function storedMemberCount(audienceId: number): Promise<number> {
+  const [row] = await app.services.sql<{ count: number }[]>`
+    select count(*)::int as count from audience_members where audience_id = ${audienceId}`
+  return row?.count ?? -1
+}
+
+describe('POST /audiences/{id}/members', () => {
+  it('answers 201 {success, inserted, duplicates, message}; members list in the order given', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(
+      owner,
+      audienceId,
+      [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }, { email: 'grace@example.com' }],
+      { inserted: 2, duplicates: 0 },
+    )
+    expect(await statusAndBody(await page(owner, audienceId))).toEqual({
+      status: 200,
+      body: {
+        success: true,
+        members: [
+          {
+            id: expect.any(Number),
+            audience_id: audienceId,
+            email: 'ada@example.com',
+            payload: { first_name: 'Ada' },
+            created_at: expect.stringMatching(TIMESTAMP),
+          },
+          {
+            id: expect.any(Number),
+            audience_id: audienceId,
+            email: 'grace@example.com',
+            payload: null,
+            created_at: expect.stringMatching(TIMESTAMP),
+          },
+        ],
+        pagination: { total: 2, limit: 100, offset: 0, hasMore: false },
+      },
+    })
+  })
+
+  it('counts addresses already in the audience as duplicates, case-insensitively, and keeps them as they were', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, [{ email: 'Ada@Example.com', payload: { v: 1 } }], {
+      inserted: 1,
+      duplicates: 0,
+    })
+    await expectAdded(
+      owner,
+      audienceId,
+      [
+        { email: 'ada@example.com', payload: { v: 2 } },
+        { email: 'ADA@EXAMPLE.COM' },
+        { email: 'grace@example.com' },
+      ],
+      { inserted: 1, duplicates: 2 },
+    )
+    const members = await allMembers(owner, audienceId)
+    expect(members.map(({ email, payload }) => ({ email, payload }))).toEqual([
+      { email: 'Ada@Example.com', payload: { v: 1 } },
+      { email: 'grace@example.com', payload: null },
+    ])
+  })
+
+  it('counts an address repeated within one request as a duplicate; the first occurrence wins', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(
+      owner,
+      audienceId,
+      [
+        { email: 'Grace@Example.com', payload: { first: true } },
+        { email: 'ada@example.com' },
+        { email: 'grace@example.com', payload: { first: false } },
+        { email: 'GRACE@EXAMPLE.COM' },
+      ],
+      { inserted: 2, duplicates: 2 },
+    )
+    const members = await allMembers(owner, audienceId)
+    expect(members.map(({ email, payload }) => ({ email, payload }))).toEqual([
+      { email: 'Grace@Example.com', payload: { first: true } },
+      { email: 'ada@example.com', payload: null },
+    ])
+  })
+
+  it('the same address in two audiences is two members', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    const other = await app.request('/audiences', { key: owner.key, body: { name: 'Other' } })
+    const otherId = (await other.json()).audience.id
+    await expectAdded(owner, audienceId, [{ email: 'ada@example.com' }], { inserted: 1, duplicates: 0 })
+    await expectAdded(owner, otherId, [{ email: 'ada@example.com' }], { inserted: 1, duplicates: 0 })
+  })
+
+  it('round-trips payloads: nested objects, arrays, numbers, booleans and nulls; no payload is null', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    const nested = {
+      first_name: 'Ada',
+      plan: { name: 'pro', seats: 3, renews: null, tags: ['a', 'b'] },
+      score: 1.5,
+      active: true,
+      'Case Sensitive': 'kept',
+    }
+    await expectAdded(
+      owner,
+      audienceId,
+      [
+        { email: 'ada@example.com', payload: nested },
+        { email: 'grace@example.com', payload: {} },
+        { email: 'alan@example.com' },
+      ],
+      { inserted: 3, duplicates: 0 },
+    )
+    const members = await allMembers(owner, audienceId)
+    expect(members.map((member) => member.payload)).toEqual([nested, {}, null])
+  })
+
+  it('accepts 10000 members in one request', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(10_000), { inserted: 10_000, duplicates: 0 })
+    const { pagination } = await (await page(owner, audienceId)).json()
+    expect(pagination).toEqual({ total: 10_000, limit: 100, offset: 0, hasMore: true })
+  })
+
+  it.each([
+    { case: '0 members', members: [], path: ['members'], code: 'too_small' },
+    { case: '10001 members', members: addresses(10_001), path: ['members'], code: 'too_big' },
+    { case: 'members not an array', members: 'ada@example.com', path: ['members'], code: 'invalid_type' },
+    {
+      case: 'an invalid email',
+      members: [{ email: 'ada@example.com' }, { email: 'not an email' }],
+      path: ['members', 1, 'email'],
+      code: 'invalid_format',
+    },
+    {
+      case: 'a member without email',
+      members: [{ payload: { a: 1 } }],
+      path: ['members', 0, 'email'],
+      code: 'invalid_type',
+    },
+    {
+      case: 'a payload that is not an object',
+      members: [{ email: 'ada@example.com', payload: 'vip' }],
+      path: ['members', 0, 'payload'],
+      code: 'invalid_type',
+    },
+  ])('$case: 400 with the validation body, nothing added', async ({ members, path, code }) => {
+    const { owner, audienceId } = await ownerWithAudience()
+    expect(await statusAndBody(await add(owner, audienceId, members))).toEqual({
+      status: 400,
+      body: validationBody([{ path, code }]),
+    })
+    expect(await storedMemberCount(audienceId)).toBe(0)
+  })
+
+  it('members is required', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    const response = await app.request(`/audiences/${audienceId}/members`, { key: owner.key, body: {} })
+    expect(await statusAndBody(response)).toEqual({
+      status: 400,
+      body: validationBody([{ path: ['members'], code: 'invalid_type' }]),
+    })
+  })
+})
+
+describe('GET /audiences/{id}/members', () => {
+  it('pages through 250 members with limit 100: every member once, in id order, hasMore false at the end', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(250), { inserted: 250, duplicates: 0 })
+    const seen: AudienceMember[] = []
+    const pages: unknown[] = []
+    for (let offset = 0, hasMore = true; hasMore; offset += 100) {
+      const body = await (await page(owner, audienceId, `?limit=100&offset=${offset}`)).json()
+      seen.push(...body.members)
+      pages.push(body.pagination)
+      hasMore = body.pagination.hasMore
+    }
+    expect(pages).toEqual([
+      { total: 250, limit: 100, offset: 0, hasMore: true },
+      { total: 250, limit: 100, offset: 100, hasMore: true },
+      { total: 250, limit: 100, offset: 200, hasMore: false },
+    ])
+    expect(seen.map((member) => member.email)).toEqual(addresses(250).map((member) => member.email))
+    const ids = seen.map((member) => member.id)
+    expect(new Set(ids).size).toBe(250)
+    expect(ids).toEqual([...ids].sort((a, b) => a - b))
+  })
+
+  it('defaults to limit 100 and offset 0', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(101), { inserted: 101, duplicates: 0 })
+    const body = await (await page(owner, audienceId)).json()
+    expect(body.members).toHaveLength(100)
+    expect(body.pagination).toEqual({ total: 101, limit: 100, offset: 0, hasMore: true })
+  })
+
+  it('an offset past the end answers an empty page with the total', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(3), { inserted: 3, duplicates: 0 })
+    expect(await statusAndBody(await page(owner, audienceId, '?offset=3'))).toEqual({
+      status: 200,
+      body: { success: true, members: [], pagination: { total: 3, limit: 100, offset: 3, hasMore: false } },
+    })
+  })
+
+  it.each([
+    { query: '?limit=1', length: 1, pagination: { total: 1001, limit: 1, offset: 0, hasMore: true } },
+    {
+      query: '?limit=1000',
+      length: 1000,
+      pagination: { total: 1001, limit: 1000, offset: 0, hasMore: true },
+    },
+    { query: '?offset=0', length: 100, pagination: { total: 1001, limit: 100, offset: 0, hasMore: true } },
+    {
+      query: '?limit=1000&offset=1000',
+      length: 1,
+      pagination: { total: 1001, limit: 1000, offset: 1000, hasMore: false },
+    },
+  ])('$query is accepted', async ({ query, length, pagination }) => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(1001), { inserted: 1001, duplicates: 0 })
+    const body = await (await page(owner, audienceId, query)).json()
+    expect(body.members).toHaveLength(length)
+    expect(body.pagination).toEqual(pagination)
+  })
+
+  it.each([
+    { query: '?limit=0', path: ['limit'], code: 'too_small' },
+    { query: '?limit=1001', path: ['limit'], code: 'too_big' },
+    { query: '?limit=-5', path: ['limit'], code: 'too_small' },
+    { query: '?limit=abc', path: ['limit'], code: 'invalid_format' },
+    { query: '?offset=-1', path: ['offset'], code: 'too_small' },
+    { query: '?offset=1.5', path: ['offset'], code: 'invalid_format' },
+  ])('$query answers 400 with the validation body', async ({ query, path, code }) => {
+    const { owner, audienceId } = await ownerWithAudience()
+    expect(await statusAndBody(await page(owner, audienceId, query))).toEqual({
+      status: 400,
+      body: validationBody([{ path, code }]),
+    })
+  })
+})
+
+describe('DELETE /audiences/{id}/members/{memberId}', () => {
+  it('answers 200 {success, message}; the member is gone and the count drops', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(2), { inserted: 2, duplicates: 0 })
+    const [first, second] = await allMembers(owner, audienceId)
+    expect(await statusAndBody(await removeMember(owner, audienceId, first?.id as number))).toEqual({
+      status: 200,
+      body: { success: true, message: humanText },
+    })
+    expect(await allMembers(owner, audienceId)).toEqual([second])
+    const { audience } = await (await app.request(`/audiences/${audienceId}`, { key: owner.key })).json()
+    expect(audience.member_count).toBe(1)
+    expect(await statusAndBody(await removeMember(owner, audienceId, first?.id as number))).toEqual(
+      MEMBER_NOT_FOUND,
+    )
+  })
+
+  it('a removed address can be added again', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, [{ email: 'ada@example.com' }], { inserted: 1, duplicates: 0 })
+    const [member] = await allMembers(owner, audienceId)
+    await removeMember(owner, audienceId, member?.id as number)
+    await expectAdded(owner, audienceId, [{ email: 'ADA@example.com' }], { inserted: 1, duplicates: 0 })
+  })
+
+  it('a member of another audience of the same account answers 404 {error: "Member not found"}', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    const other = await app.request('/audiences', { key: owner.key, body: { name: 'Other' } })
+    const otherId = (await other.json()).audience.id
+    await expectAdded(owner, otherId, [{ email: 'ada@example.com' }], { inserted: 1, duplicates: 0 })
+    const [member] = await allMembers(owner, otherId)
+    expect(await statusAndBody(await removeMember(owner, audienceId, member?.id as number))).toEqual(
+      MEMBER_NOT_FOUND,
+    )
+    expect(await allMembers(owner, otherId)).toEqual([member])
+  })
+
+  it.each([2147483647, 2147483648, 99999999999])(
+    'member ID %s answers 404 {error: "Member not found"}',
+    async (memberId) => {
+      const { owner, audienceId } = await ownerWithAudience()
+      expect(await statusAndBody(await removeMember(owner, audienceId, memberId))).toEqual(MEMBER_NOT_FOUND)
+    },
+  )
+})
+
+describe('members of a deleted audience', () => {
+  it('are deleted with it', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(20), { inserted: 20, duplicates: 0 })
+    const response = await app.request(`/audiences/${audienceId}`, { method: 'DELETE', key: owner.key })
+    expect(response.status).toBe(200)
+    expect(await storedMemberCount(audienceId)).toBe(0)
+  })
+})
+
+/** The three member operations, each given an audience ID and a member ID. */
+const memberOperations = [
+  { name: 'GET members', call: (who: SeededAccount, id: number | string) => page(who, id) },
+  {
+    name: 'POST members',
+    call: (who: SeededAccount, id: number | string) => add(who, id, [{ email: 'intruder@example.com' }]),
+  },
+  {
+    name: 'DELETE member',
+    call: (who: SeededAccount, id: number | string, memberId: number | string) =>
+      removeMember(who, id, memberId),
+  },
+]
+
+describe('another account’s audience', () => {
+  it.each(memberOperations)(
+    '$name answers 403 {error: "Access denied"} and changes nothing',
+    async ({ call }) => {
+      const { owner, audienceId } = await ownerWithAudience()
+      const intruder = await seedAccount(app, { plan: 'pro' })
+      await expectAdded(owner, audienceId, [{ email: 'ada@example.com' }], { inserted: 1, duplicates: 0 })
+      const before = await allMembers(owner, audienceId)
+      expect(await statusAndBody(await call(intruder, audienceId, before[0]?.id as number))).toEqual(
+        ACCESS_DENIED,
+      )
+      expect(await allMembers(owner, audienceId)).toEqual(before)
+    },
+  )
+})
+
+describe('audience and member IDs', () => {
+  it.each(memberOperations)(
+    '$name on an audience that does not exist answers 404 {error: "Audience not found"}',
+    async ({ call }) => {
+      const { owner, audienceId } = await ownerWithAudience()
+      await app.request(`/audiences/${audienceId}`, { method: 'DELETE', key: owner.key })
+      for (const id of [audienceId, 2147483648, 99999999999]) {
+        expect(await statusAndBody(await call(owner, id, 1)), `id ${id}`).toEqual(AUDIENCE_NOT_FOUND)
+      }
+    },
+  )
+
+  it.each(memberOperations)(
+    '$name with a non-numeric audience ID answers 400 INVALID_ID',
+    async ({ call }) => {
+      const { owner } = await ownerWithAudience()
+      for (const id of ['abc', '1.5', '-1']) {
+        expect(await statusAndBody(await call(owner, id, 1)), `id ${id}`).toEqual(INVALID_ID)
+      }
+    },
+  )
+
+  it('DELETE member with a non-numeric member ID answers 400 INVALID_ID', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    for (const memberId of ['abc', '1.5', '-1']) {
+      expect(await statusAndBody(await removeMember(owner, audienceId, memberId)), memberId).toEqual(
+        INVALID_ID,
+      )
+    }
+  })
+})
+
+describe('audienceMembersForBatch (the recipients of a batch sent to an audience)', () => {
+  const invalidAudience = { status: 400, body: { error: 'Invalid audience' } }
+
+  it('returns {email, payload} of every member in member order', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    const members = [
+      { email: 'Grace@example.com', payload: { first_name: 'Grace' } },
+      { email: 'ada@example.com' },
+      { email: 'alan@example.com', payload: { n: 1 } },
+    ]
+    await expectAdded(owner, audienceId, members, { inserted: 3, duplicates: 0 })
+    expect(await audienceMembersForBatch(app.services.sql, owner.account.id, audienceId)).toEqual([
+      { email: 'Grace@example.com', payload: { first_name: 'Grace' } },
+      { email: 'ada@example.com', payload: null },
+      { email: 'alan@example.com', payload: { n: 1 } },
+    ])
+  })
+
+  it('refuses an audience that does not exist or is another account’s: 400 Invalid audience', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expectAdded(owner, audienceId, addresses(1), { inserted: 1, duplicates: 0 })
+    const intruder = await seedAccount(app, { plan: 'pro' })
+    const sql = app.services.sql
+    await expect(audienceMembersForBatch(sql, intruder.account.id, audienceId)).rejects.toMatchObject(
+      invalidAudience,
+    )
+    for (const id of [audienceId + 1000, 2147483648]) {
+      await expect(audienceMembersForBatch(sql, owner.account.id, id)).rejects.toMatchObject(invalidAudience)
+    }
+  })
+
+  it('refuses an empty audience: 400 Audience has no members', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    await expect(
+      audienceMembersForBatch(app.services.sql, owner.account.id, audienceId),
+    ).rejects.toMatchObject({
+      status: 400,
+      body: { error: 'Audience has no members' },
+    })
+  })
+})
