@@ -145,9 +145,9 @@ describe('errors surface as MailroomError with status and code', () => {
     expect(error.issues).toEqual([{ path: ['subject'], message: humanText, code: 'too_big' }])
   })
 
-  it('501: an operation not implemented yet (audiences.list) gives NOT_IMPLEMENTED', async () => {
+  it('501: an operation not implemented yet (batches.get) gives NOT_IMPLEMENTED', async () => {
     const owner = await seedAccount(app, { plan: 'pro' })
-    const error = await failure(() => clientFor(owner).audiences.list())
+    const error = await failure(() => clientFor(owner).batches.get(1))
     expect(error.status).toBe(501)
     expect(error.code).toBe('NOT_IMPLEMENTED')
     expect(error.message).toMatch(/\S/)

@@ -792,7 +792,7 @@ export const enqueueEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Queue an email (Pro)',
   description:
-    '**Not implemented yet in this release: answers 501.**\n\nQueues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it in the dashboard outbox by\n`outboxId` (there is no status endpoint). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here.\n',
+    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it in the dashboard outbox by\n`outboxId` (there is no status endpoint). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n',
   request: { body: { content: { 'application/json': { schema: EmailRequestSchema } }, required: true } },
   responses: {
     200: {
@@ -841,10 +841,6 @@ export const enqueueEmailRoute = createRoute({
       description:
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
-    },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
     },
   },
 })

@@ -50,9 +50,7 @@ export interface paths {
     put?: never
     /**
      * Queue an email (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Queues one email and returns at once. A background worker sends it, usually within
+     * @description Queues one email and returns at once. A background worker sends it, usually within
      *     seconds, and retries transient failures. Follow it in the dashboard outbox by
      *     `outboxId` (there is no status endpoint). Pro plan: Free gets
      *     `403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.
@@ -62,7 +60,8 @@ export interface paths {
      *     retry; a paused connection holds it until it resumes. A disabled connection gives
      *     `403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held
      *     until it is enabled again; a deleted connection fails the waiting mail).
-     *     `Idempotency-Key` is not supported here.
+     *     `Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10
+     *     recipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).
      */
     post: operations['enqueueEmail']
     delete?: never
@@ -1358,7 +1357,6 @@ export interface operations {
       413: components['responses']['PayloadTooLarge']
       429: components['responses']['RateLimited']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   createBatch: {
