@@ -110,11 +110,11 @@ const escapeHtml: Encode = (value) => {
   return last === 0 ? value : out + value.slice(last)
 }
 
-// A line break in a header value would start a new header. Each run becomes one space, the same
-// treatment /send gives CR and LF in a subject, so "Line 1\r\nLine 2" stays readable.
+// A line break in a header value would start a new header: the rulings have CR and LF removed
+// from values inserted into the subject.
 const LINE_BREAK = /[\r\n]/
 const LINE_BREAKS = /[\r\n]+/g
-const subjectSafe: Encode = (value) => (LINE_BREAK.test(value) ? value.replace(LINE_BREAKS, ' ') : value)
+const subjectSafe: Encode = (value) => (LINE_BREAK.test(value) ? value.replace(LINE_BREAKS, '') : value)
 
 function render(template: Compiled, vars: Record<string, unknown> | null, encode: Encode): string {
   let out = template.head

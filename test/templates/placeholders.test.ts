@@ -299,32 +299,32 @@ describe('line breaks in the subject', () => {
     ['CR', 'a\rb'],
     ['CRLF', 'a\r\nb'],
     ['a run of mixed breaks', 'a\r\n\r\n\n\rb'],
-  ])('turns %s in a value inserted into the subject into one space', (_, value) => {
-    expect(subject('[{{v}}]', { v: value })).toBe('[a b]')
+  ])('removes %s from a value inserted into the subject', (_, value) => {
+    expect(subject('[{{v}}]', { v: value })).toBe('[ab]')
   })
 
   it('removes breaks at the ends of a value and in JSON text too', () => {
-    expect(subject('[{{v}}]', { v: '\r\nx\n' })).toBe('[ x ]')
+    expect(subject('[{{v}}]', { v: '\r\nx\n' })).toBe('[x]')
     expect(subject('[{{v}}]', { v: { k: 'a\nb' } })).toBe('[{"k":"a\\nb"}]')
   })
 
   it('cannot inject a header through a placeholder value', () => {
     const rendered = subject('Hello {{name}}', { name: 'x\r\nBcc: victim@example.com\r\n\r\nbody' })
     expect(rendered).not.toMatch(/[\r\n]/)
-    expect(rendered).toBe('Hello x Bcc: victim@example.com body')
+    expect(rendered).toBe('Hello xBcc: victim@example.combody')
   })
 
   it('keeps line breaks from values in text_body and html_body', () => {
     const render = compileContent({ subject: '{{v}}', text_body: '{{v}}', html_body: '{{v}}' })
     expect(render({ v: 'a\r\nb\nc\rd' })).toEqual({
-      subject: 'a b c d',
+      subject: 'abcd',
       text_body: 'a\r\nb\nc\rd',
       html_body: 'a\r\nb\nc\rd',
     })
   })
 
   it('leaves the subject template’s own text alone (only inserted values change)', () => {
-    expect(subject('a\nb {{v}}', { v: 'c\nd' })).toBe('a\nb c d')
+    expect(subject('a\nb {{v}}', { v: 'c\nd' })).toBe('a\nb cd')
   })
 
   it('keeps other whitespace in subject values', () => {
@@ -352,7 +352,7 @@ describe('repetition and adjacency', () => {
 
   it('handles the same name differently per field in one render', () => {
     const render = compileContent({ subject: '{{v}}', text_body: '{{v}}', html_body: '{{v}}' })
-    expect(render({ v: '<a>\n' })).toEqual({ subject: '<a> ', text_body: '<a>\n', html_body: '&lt;a&gt;\n' })
+    expect(render({ v: '<a>\n' })).toEqual({ subject: '<a>', text_body: '<a>\n', html_body: '&lt;a&gt;\n' })
   })
 })
 
