@@ -20,7 +20,7 @@ export type TemplateLimitBody = SimpleErrorBody & {
 export type ValidationErrorBody = { success: false; error: { name: 'ZodError'; issues: ValidationIssue[] } }
 export type ErrorBody = StandardErrorBody | SimpleErrorBody | TemplateLimitBody | ValidationErrorBody
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 501
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
 
 export class ApiError extends Error {
   constructor(

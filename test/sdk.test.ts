@@ -145,13 +145,13 @@ describe('errors surface as MailroomError with status and code', () => {
     expect(error.issues).toEqual([{ path: ['subject'], message: humanText, code: 'too_big' }])
   })
 
-  it('501: an operation not implemented yet (batches.get) gives NOT_IMPLEMENTED', async () => {
+  it('404: a batch the account does not have gives BATCH_NOT_FOUND', async () => {
     const owner = await seedAccount(app, { plan: 'pro' })
-    const error = await failure(() => clientFor(owner).batches.get(1))
-    expect(error.status).toBe(501)
-    expect(error.code).toBe('NOT_IMPLEMENTED')
+    const error = await failure(() => clientFor(owner).batches.get(999_999))
+    expect(error.status).toBe(404)
+    expect(error.code).toBe('BATCH_NOT_FOUND')
     expect(error.message).toMatch(/\S/)
-    expect(error.body).toEqual({ code: 'NOT_IMPLEMENTED', message: humanText })
+    expect(error.body).toEqual({ code: 'BATCH_NOT_FOUND', message: humanText })
   })
 })
 

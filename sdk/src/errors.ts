@@ -40,7 +40,6 @@ export const API_ERROR_CODES = [
   'QUOTA_EXCEEDED',
   'DAILY_LIMIT_REACHED',
   'INTERNAL_ERROR',
-  'NOT_IMPLEMENTED',
 ] as const
 
 /** Codes the SDK derives for bodies that carry no `code` (besides `HTTP_<status>`). */

@@ -1,4 +1,5 @@
 import { createAccount, listAccounts, setPlan } from '../accounts/accounts.ts'
+import { batchFailures, retryBatch } from '../batches/batches.ts'
 import {
   addConnection,
   deleteConnection,
@@ -148,4 +149,7 @@ export const COMMANDS: Record<string, Command> = {
     if (limit < 1) throw new UsageError('--limit must be at least 1')
     return listOutbox(s.sql, integer(required(values, 'account'), '--account'), limit)
   },
+
+  'batch failures': (s, argv) => batchFailures(s.sql, id(parseCommand(argv, {}).positionals, 'batch id')),
+  'batch retry': (s, argv) => retryBatch(s.sql, id(parseCommand(argv, {}).positionals, 'batch id')),
 }

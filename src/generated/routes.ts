@@ -714,16 +714,6 @@ export const TemplateLimitErrorSchema = z
   .openapi({ description: 'Free plan template limit reached (status 403).' })
   .openapi('TemplateLimitError')
 
-export const NotImplementedErrorSchema = z
-  .object({
-    code: z.literal('NOT_IMPLEMENTED'),
-    message: z
-      .string()
-      .openapi({ description: 'Human text.', example: 'This operation is not implemented yet' }),
-  })
-  .openapi({ description: 'The operation is not implemented yet in this release (status 501).' })
-  .openapi('NotImplementedError')
-
 export const sendEmailRoute = createRoute({
   method: 'post',
   path: '/send',
@@ -852,7 +842,7 @@ export const createBatchRoute = createRoute({
   tags: ['Batches'],
   summary: 'Create and start a batch (Pro)',
   description:
-    '**Not implemented yet in this release: answers 501.**\n\nCreates a batch (status `pending`) and starts processing it in the background; one\nemail is sent per recipient. Follow it with `GET /batches/{id}` (`status_url`).\nPro plan: Free gets `403 FEATURE_NOT_AVAILABLE` with `details.feature` =\n`batch_sending`.\n\nThree modes, exactly one of which must be used:\n1. **Content** `template` (inline) **or** `template_id` (saved template), plus\n   **recipients** `recipients` (list of addresses) **or** `audience_id` (saved audience).\n2. `emails`: a list of complete emails, each with its own `to`, `subject` and bodies\n   (replaces content and recipients).\n\nGiving `template` with `template_id`, `recipients` with `audience_id`, `emails` with any\nof the four, or no content or no recipients at all, answers `400` with the validation\nbody.\n\n- `recipients` are de-duplicated case-insensitively, then counted: more than 1000\n  unique addresses, or more than 1000 `emails`, gives `400 BATCH_TOO_LARGE`.\n- `audience_id` that does not exist or belongs to another account:\n  `400 {"error": "Invalid audience"}`; an empty audience:\n  `400 {"error": "Audience has no members"}`.\n- `template_id` that does not exist or belongs to another account:\n  `404 RESOURCE_NOT_FOUND`.\n- Placeholders `{{variable}}` are rendered in every mode: members\' `payload` fills them\n  in audience batches; they all become empty otherwise. Inserted values are\n  HTML-escaped in `html_body`, CR/LF are removed in the subject, non-string values\n  render as JSON text.\n- Connection quota, pacing and provider push-back never fail recipients: the batch\n  waits or backs off and continues. Only permanent problems (a deleted connection, an\n  address the server refuses) count as failed recipients.\n',
+    'Creates a batch (status `pending`) and starts processing it in the background; one\nemail is sent per recipient. Follow it with `GET /batches/{id}` (`status_url`).\nPro plan: Free gets `403 FEATURE_NOT_AVAILABLE` with `details.feature` =\n`batch_sending`.\n\nThree modes, exactly one of which must be used:\n1. **Content** `template` (inline) **or** `template_id` (saved template), plus\n   **recipients** `recipients` (list of addresses) **or** `audience_id` (saved audience).\n2. `emails`: a list of complete emails, each with its own `to`, `subject` and bodies\n   (replaces content and recipients).\n\nGiving `template` with `template_id`, `recipients` with `audience_id`, `emails` with any\nof the four, or no content or no recipients at all, answers `400` with the validation\nbody.\n\n- `recipients` are de-duplicated case-insensitively, then counted: more than 1000\n  unique addresses, or more than 1000 `emails`, gives `400 BATCH_TOO_LARGE`.\n- `audience_id` that does not exist or belongs to another account:\n  `400 {"error": "Invalid audience"}`; an empty audience:\n  `400 {"error": "Audience has no members"}`.\n- `template_id` that does not exist or belongs to another account:\n  `404 RESOURCE_NOT_FOUND`.\n- Placeholders `{{variable}}` are rendered in every mode: members\' `payload` fills them\n  in audience batches; they all become empty otherwise. Inserted values are\n  HTML-escaped in `html_body`, CR/LF are removed in the subject, non-string values\n  render as JSON text.\n- Connection quota, pacing and provider push-back never fail recipients: the batch\n  waits or backs off and continues. Only permanent problems (a deleted connection, an\n  address the server refuses) count as failed recipients.\n',
   request: { body: { content: { 'application/json': { schema: BatchRequestSchema } }, required: true } },
   responses: {
     200: {
@@ -906,10 +896,6 @@ export const createBatchRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -920,7 +906,7 @@ export const getBatchRoute = createRoute({
   tags: ['Batches'],
   summary: 'Get a batch (Pro)',
   description:
-    "**Not implemented yet in this release: answers 501.**\n\nReturns the batch with its counters. `progress` is the percentage of recipients handled\n(sent or failed). Status moves `pending` → `running` (a worker started it) →\n`completed` (at least one recipient was sent) or `failed` (none was). Per-recipient\nrecords are not exposed by the API (see the dashboard). Another account's batch gives\n`404 BATCH_NOT_FOUND`.\n",
+    "Returns the batch with its counters. `progress` is the percentage of recipients handled\n(sent or failed). Status moves `pending` → `running` (a worker started it) →\n`completed` (at least one recipient was sent) or `failed` (none was). Per-recipient\nrecords are not exposed by the API (see the dashboard). Another account's batch gives\n`404 BATCH_NOT_FOUND`.\n",
   request: {
     params: z.object({
       id: z
@@ -959,10 +945,6 @@ export const getBatchRoute = createRoute({
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
-    },
   },
 })
 
@@ -973,7 +955,7 @@ export const deleteBatchRoute = createRoute({
   tags: ['Batches'],
   summary: 'Delete a finished batch (Pro)',
   description:
-    '**Not implemented yet in this release: answers 501.**\n\nDeletes a `completed` or `failed` batch together with its per-recipient records.\nA `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).\n',
+    'Deletes a `completed` or `failed` batch together with its per-recipient records.\nA `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).\n',
   request: {
     params: z.object({
       id: z
@@ -1015,10 +997,6 @@ export const deleteBatchRoute = createRoute({
       description:
         "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
       content: { 'application/json': { schema: StandardErrorSchema } },
-    },
-    501: {
-      description: '`NOT_IMPLEMENTED`: the operation is not implemented yet in this release.',
-      content: { 'application/json': { schema: NotImplementedErrorSchema } },
     },
   },
 })

@@ -3,17 +3,15 @@ import { Scalar } from '@scalar/hono-api-reference'
 import { bodyLimit } from 'hono/body-limit'
 import { standardError } from '../errors.ts'
 import type { Services } from '../services.ts'
-import { AUDIENCE_OPERATIONS, registerAudiences } from './audiences/index.ts'
+import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
-import { EMAIL_OPERATIONS, registerEmail } from './email/index.ts'
+import { registerBatches } from './batches/index.ts'
+import { registerEmail } from './email/index.ts'
 import type { Api, AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
-import { registerNotImplemented } from './not-implemented.ts'
 import { refuseNulCharacters } from './nul-guard.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
-import { registerTemplates, TEMPLATE_OPERATIONS } from './templates/index.ts'
-
-const IMPLEMENTED = new Set<string>([...EMAIL_OPERATIONS, ...TEMPLATE_OPERATIONS, ...AUDIENCE_OPERATIONS])
+import { registerTemplates } from './templates/index.ts'
 
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
   const document = loadOpenApiDocument()
@@ -50,7 +48,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerEmail(api)
   registerTemplates(api)
   registerAudiences(api)
-  registerNotImplemented(api, IMPLEMENTED)
+  registerBatches(api)
   app.route('/v1', api)
   return app
 }

@@ -19,6 +19,8 @@ export interface QueuedMessage {
   text_body?: string | undefined
   html_body?: string | undefined
   messageId: string
+  /** The batch the message is one recipient of. */
+  batchId?: number
 }
 
 /** Puts messages in the queue, due now. Returns their outbox ids and when they were queued. */
@@ -38,18 +40,19 @@ export async function enqueueMessages(
     text_body: m.text_body ?? null,
     html_body: m.html_body ?? null,
     message_id: m.messageId,
+    batch_id: m.batchId ?? null,
   }))
   // One statement for any number of messages: a batch of thousands is queued in one round trip.
   return tx<{ id: number; queued_at: Date }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, text_body, html_body, message_id, next_attempt_at)
+                        bcc_addresses, subject, text_body, html_body, message_id, batch_id, next_attempt_at)
     select account_id, connection_id, 'queued', from_address, to_addresses, cc_addresses, bcc_addresses,
-           subject, text_body, html_body, message_id, mailroom_now()
+           subject, text_body, html_body, message_id, batch_id, mailroom_now()
     from rows from (jsonb_to_recordset(${tx.json(rows)}) as (
            account_id int, connection_id int, from_address text, to_addresses text[], cc_addresses text[],
-           bcc_addresses text[], subject text, text_body text, html_body text, message_id text))
+           bcc_addresses text[], subject text, text_body text, html_body text, message_id text, batch_id int))
          with ordinality as m(account_id, connection_id, from_address, to_addresses, cc_addresses,
-                              bcc_addresses, subject, text_body, html_body, message_id, n)
+                              bcc_addresses, subject, text_body, html_body, message_id, batch_id, n)
     order by n
     returning id, created_at as queued_at`
 }
@@ -155,11 +158,14 @@ export async function requeue(
     where id = ${id}`
 }
 
-/** Ends a queued message as failed with the reason (a refused address, retries used up). */
+/**
+ * Ends a queued message as failed with the reason (a refused address, retries used up). Its
+ * content stays until retention removes the record: a batch's failed recipients can be retried.
+ */
 export async function failQueued(sql: Db, id: number, error: string, countFailure: boolean): Promise<void> {
   await sql`
     update outbox set status = 'failed', error = ${error}, failures = failures + ${countFailure ? 1 : 0},
-      next_attempt_at = null, claimed_by = null, text_body = null, html_body = null, updated_at = now()
+      next_attempt_at = null, claimed_by = null, updated_at = now()
     where id = ${id}`
 }
 
@@ -167,7 +173,7 @@ export async function failQueued(sql: Db, id: number, error: string, countFailur
 export async function failQueuedOfConnection(tx: Db, connectionId: number): Promise<void> {
   await tx`
     update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
-      text_body = null, html_body = null, updated_at = now()
+      updated_at = now()
     where connection_id = ${connectionId} and status = 'queued'`
 }
 

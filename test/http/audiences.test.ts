@@ -5,7 +5,6 @@ import {
   createTemporaryAudience,
 } from '../../src/audiences/audiences.ts'
 import { operations } from '../../src/generated/routes.ts'
-import { AUDIENCE_OPERATIONS } from '../../src/http/audiences/index.ts'
 import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
 
@@ -336,11 +335,20 @@ describe('Free plan', () => {
     addAudienceMembers: { members: [{ email: 'ada@example.com' }] },
   }
   const audienceOperations = operations
-    .filter((op) => (AUDIENCE_OPERATIONS as readonly string[]).includes(op.operationId))
+    .filter((op) => op.path.startsWith('/audiences'))
     .map((op) => ({ ...op, METHOD: op.method.toUpperCase() }))
 
   it('covers all eight audience operations', () => {
-    expect(audienceOperations.map((op) => op.operationId).sort()).toEqual([...AUDIENCE_OPERATIONS].sort())
+    expect(audienceOperations.map((op) => op.operationId).sort()).toEqual([
+      'addAudienceMembers',
+      'createAudience',
+      'deleteAudience',
+      'deleteAudienceMember',
+      'getAudience',
+      'listAudienceMembers',
+      'listAudiences',
+      'updateAudience',
+    ])
   })
 
   it.each(audienceOperations)('$METHOD $path answers 403 FEATURE_NOT_AVAILABLE', async (op) => {

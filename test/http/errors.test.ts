@@ -31,24 +31,6 @@ const VALID_BODIES: Record<string, unknown> = {
   updateTemplate: { subject: 'Hello again' },
 }
 
-const IMPLEMENTED = new Set([
-  'sendEmail',
-  'enqueueEmail',
-  'listAudiences',
-  'createAudience',
-  'getAudience',
-  'updateAudience',
-  'deleteAudience',
-  'listAudienceMembers',
-  'addAudienceMembers',
-  'deleteAudienceMember',
-  'listTemplates',
-  'createTemplate',
-  'getTemplate',
-  'updateTemplate',
-  'deleteTemplate',
-])
-
 describe('malformed JSON', () => {
   it('POST /templates with a body that does not parse answers 400 INVALID_JSON', async () => {
     const { key } = await seedAccount(app)
@@ -232,31 +214,6 @@ describe('non-numeric IDs in the path', () => {
       body: { code: 'INVALID_ID', message: humanText },
     })
   })
-})
-
-describe('operations not implemented in this release', () => {
-  const pending = operations.filter((op) => !IMPLEMENTED.has(op.operationId))
-
-  it('are the three batch operations', () => {
-    expect(pending.map((op) => op.operationId)).toEqual(['createBatch', 'getBatch', 'deleteBatch'])
-  })
-
-  it.each(pending.map((op) => ({ ...op, METHOD: op.method.toUpperCase() })))(
-    '$METHOD $path with a valid key and body answers 501 NOT_IMPLEMENTED',
-    async (op) => {
-      const { key } = await seedAccount(app, { plan: 'pro' })
-      const body = VALID_BODIES[op.operationId]
-      const response = await app.request(op.path.replace(/\{[^}]+\}/g, '1'), {
-        method: op.METHOD,
-        key,
-        ...(body ? { body } : {}),
-      })
-      expect(await statusAndBody(response)).toEqual({
-        status: 501,
-        body: { code: 'NOT_IMPLEMENTED', message: humanText },
-      })
-    },
-  )
 })
 
 describe('validation failures', () => {

@@ -81,9 +81,7 @@ export interface paths {
     put?: never
     /**
      * Create and start a batch (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Creates a batch (status `pending`) and starts processing it in the background; one
+     * @description Creates a batch (status `pending`) and starts processing it in the background; one
      *     email is sent per recipient. Follow it with `GET /batches/{id}` (`status_url`).
      *     Pro plan: Free gets `403 FEATURE_NOT_AVAILABLE` with `details.feature` =
      *     `batch_sending`.
@@ -135,9 +133,7 @@ export interface paths {
     }
     /**
      * Get a batch (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Returns the batch with its counters. `progress` is the percentage of recipients handled
+     * @description Returns the batch with its counters. `progress` is the percentage of recipients handled
      *     (sent or failed). Status moves `pending` → `running` (a worker started it) →
      *     `completed` (at least one recipient was sent) or `failed` (none was). Per-recipient
      *     records are not exposed by the API (see the dashboard). Another account's batch gives
@@ -148,9 +144,7 @@ export interface paths {
     post?: never
     /**
      * Delete a finished batch (Pro)
-     * @description **Not implemented yet in this release: answers 501.**
-     *
-     *     Deletes a `completed` or `failed` batch together with its per-recipient records.
+     * @description Deletes a `completed` or `failed` batch together with its per-recipient records.
      *     A `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).
      */
     delete: operations['deleteBatch']
@@ -1034,16 +1028,6 @@ export interface components {
        */
       message: string
     }
-    /** @description The operation is not implemented yet in this release (status 501). */
-    NotImplementedError: {
-      /** @constant */
-      code: 'NOT_IMPLEMENTED'
-      /**
-       * @description Human text.
-       * @example This operation is not implemented yet
-       */
-      message: string
-    }
   }
   responses: {
     /** @description Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path). */
@@ -1216,15 +1200,6 @@ export interface components {
         'application/json': components['schemas']['StandardError']
       }
     }
-    /** @description `NOT_IMPLEMENTED`: the operation is not implemented yet in this release. */
-    NotImplemented: {
-      headers: {
-        [name: string]: unknown
-      }
-      content: {
-        'application/json': components['schemas']['NotImplementedError']
-      }
-    }
   }
   parameters: {
     /**
@@ -1388,7 +1363,6 @@ export interface operations {
       413: components['responses']['PayloadTooLarge']
       429: components['responses']['RateLimited']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   getBatch: {
@@ -1420,7 +1394,6 @@ export interface operations {
       403: components['responses']['FeatureNotAvailable']
       404: components['responses']['BatchNotFound']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   deleteBatch: {
@@ -1452,7 +1425,6 @@ export interface operations {
       403: components['responses']['FeatureNotAvailable']
       404: components['responses']['BatchNotFound']
       500: components['responses']['InternalError']
-      501: components['responses']['NotImplemented']
     }
   }
   listAudiences: {

@@ -1,10 +1,10 @@
 import { addMembers } from '../../audiences/audiences.ts'
 import { addAudienceMembersRoute } from '../../generated/routes.ts'
 import type { Api } from '../env.ts'
-import { proOnly } from './pro-only.ts'
+import { proOnly } from '../feature-gate.ts'
 
 export function registerAddAudienceMembers(api: Api) {
-  api.openapi(proOnly(addAudienceMembersRoute), async (c) => {
+  api.openapi(proOnly('audiences', addAudienceMembersRoute), async (c) => {
     const { inserted, duplicates } = await addMembers(
       c.get('services').sql,
       c.get('caller').accountId,

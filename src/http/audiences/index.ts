@@ -8,17 +8,6 @@ import { registerListAudiences } from './list.ts'
 import { registerListAudienceMembers } from './list-members.ts'
 import { registerUpdateAudience } from './update.ts'
 
-export const AUDIENCE_OPERATIONS = [
-  'listAudiences',
-  'createAudience',
-  'getAudience',
-  'updateAudience',
-  'deleteAudience',
-  'listAudienceMembers',
-  'addAudienceMembers',
-  'deleteAudienceMember',
-] as const
-
 export function registerAudiences(api: Api) {
   registerListAudiences(api)
   registerCreateAudience(api)

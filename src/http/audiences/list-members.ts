@@ -1,10 +1,10 @@
 import { listMembers } from '../../audiences/audiences.ts'
 import { listAudienceMembersRoute } from '../../generated/routes.ts'
 import type { Api } from '../env.ts'
-import { proOnly } from './pro-only.ts'
+import { proOnly } from '../feature-gate.ts'
 
 export function registerListAudienceMembers(api: Api) {
-  api.openapi(proOnly(listAudienceMembersRoute), async (c) => {
+  api.openapi(proOnly('audiences', listAudienceMembersRoute), async (c) => {
     const page = await listMembers(
       c.get('services').sql,
       c.get('caller').accountId,

@@ -5,14 +5,6 @@ import { registerGetTemplate } from './get.ts'
 import { registerListTemplates } from './list.ts'
 import { registerUpdateTemplate } from './update.ts'
 
-export const TEMPLATE_OPERATIONS = [
-  'listTemplates',
-  'createTemplate',
-  'getTemplate',
-  'updateTemplate',
-  'deleteTemplate',
-] as const
-
 export function registerTemplates(api: Api) {
   registerListTemplates(api)
   registerCreateTemplate(api)

@@ -1,0 +1,76 @@
+import type { z } from 'zod'
+import { standardError, type ValidationIssue, validationError } from '../errors.ts'
+import type { BatchRequestSchema } from '../generated/routes.ts'
+
+export type BatchRequest = z.infer<typeof BatchRequestSchema>
+
+/** `recipients` (after de-duplication) and `emails` hold at most this many. */
+export const MAX_BATCH_SIZE = 1000
+
+const PAIRS = [
+  ['template', 'template_id'],
+  ['recipients', 'audience_id'],
+] as const
+
+/**
+ * The rules the schema cannot say: content is `template` or `template_id`, recipients are
+ * `recipients` or `audience_id`, or `emails` carries both alone. Breaking one is a validation
+ * failure, with the field at fault in the issue's path.
+ */
+export function checkBatchMode(body: BatchRequest): void {
+  const given = (field: keyof BatchRequest) => body[field] !== undefined
+  const issues: ValidationIssue[] = []
+  if (given('emails')) {
+    for (const field of PAIRS.flat()) {
+      if (given(field)) {
+        issues.push({
+          path: [field],
+          message: `\`emails\` carries content and recipients: leave out \`${field}\``,
+          code: 'custom',
+        })
+      }
+    }
+  } else {
+    for (const [first, second] of PAIRS) {
+      if (given(first) && given(second)) {
+        issues.push({
+          path: [second],
+          message: `Give \`${first}\` or \`${second}\`, not both`,
+          code: 'custom',
+        })
+      }
+      if (!given(first) && !given(second)) {
+        const what = first === 'template' ? 'Content' : 'Recipients'
+        issues.push({
+          path: [],
+          message: `${what} missing: give \`${first}\` or \`${second}\` (or \`emails\`)`,
+          code: 'custom',
+        })
+      }
+    }
+  }
+  if (issues.length) throw validationError(issues)
+}
+
+/** The first spelling of each address, compared case-insensitively, in request order. */
+export function uniqueAddresses(addresses: string[]): string[] {
+  const seen = new Set<string>()
+  return addresses.filter((address) => {
+    const key = address.toLowerCase()
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+/** 400 BATCH_TOO_LARGE beyond MAX_BATCH_SIZE recipients or emails. */
+export function checkBatchSize(field: 'recipients' | 'emails', count: number): void {
+  if (count <= MAX_BATCH_SIZE) return
+  const what = field === 'recipients' ? 'unique recipients' : 'emails'
+  throw standardError(
+    400,
+    'BATCH_TOO_LARGE',
+    `A batch may have at most ${MAX_BATCH_SIZE} ${what}; this one has ${count}`,
+    { limit: MAX_BATCH_SIZE, used: count },
+  )
+}

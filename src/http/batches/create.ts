@@ -1,0 +1,11 @@
+import { createBatch } from '../../batches/batches.ts'
+import { createBatchRoute } from '../../generated/routes.ts'
+import type { Api } from '../env.ts'
+import { proOnly } from '../feature-gate.ts'
+
+export function registerCreateBatch(api: Api) {
+  api.openapi(proOnly('batches', createBatchRoute), async (c) => {
+    const created = await createBatch(c.get('services').sql, c.get('caller'), c.req.valid('json'))
+    return c.json(created, 200)
+  })
+}

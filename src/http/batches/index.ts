@@ -1,0 +1,10 @@
+import type { Api } from '../env.ts'
+import { registerCreateBatch } from './create.ts'
+import { registerDeleteBatch } from './delete.ts'
+import { registerGetBatch } from './get.ts'
+
+export function registerBatches(api: Api) {
+  registerCreateBatch(api)
+  registerGetBatch(api)
+  registerDeleteBatch(api)
+}
