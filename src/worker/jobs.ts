@@ -9,7 +9,9 @@ export interface QueueRunPayload {
 
 /**
  * Asks for a run of the connection's queue after `delayMs`. One job per connection, keyed, so
- * that many messages make one run, and a later request moves the run rather than adding one.
+ * that many messages make one run and a later request moves the run rather than adding one; and
+ * in a named queue of its own, so that a request made while a run is under way makes one more run
+ * after it rather than a second one beside it.
  * Inside the caller's transaction: mail and the job that sends it are committed together.
  */
 export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
@@ -17,5 +19,5 @@ export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0
   await db`
     select graphile_worker.add_job(${QUEUE_TASK}, ${db.json({ ...payload })}::json,
       run_at => now() + ${Math.max(0, Math.ceil(delayMs))} * interval '1 millisecond',
-      job_key => ${`queue:${connectionId}`})`
+      queue_name => ${`queue:${connectionId}`}, job_key => ${`queue:${connectionId}`})`
 }

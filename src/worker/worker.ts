@@ -75,7 +75,7 @@ export async function startWorker(
   })
   // Our own pool, so that its shutdown can be awaited (graphile-worker does not await the end
   // of a pool it made) and a connection ended by the server during shutdown is only logged.
-  const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 4 })
+  const pool = new pg.Pool({ connectionString: services.databaseUrl, max: options.concurrency + 2 })
   const lost = (error: Error) =>
     log.warn({ component: 'worker', err: error.message }, 'worker connection lost')
   pool.on('error', lost)
