@@ -137,8 +137,6 @@ async function main() {
         )
         await arrived
       })
-      const recipients = (n: number, tag: string) =>
-        Array.from({ length: n }, (_, i) => `${tag}${i}@example.com`)
       const template = { subject: 'Bench {{first_name}}', text_body: 'Hello from the bench' }
       oneBatch = await timed(`1 batch ×${BATCH} (one connection) → delivered`, BATCH, async () => {
         const arrived = delivered(BATCH)
