@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { recordProviderFailure } from '../connections/health.ts'
 import type { SendingConnection } from '../connections/selection.ts'
 import {
@@ -44,11 +43,6 @@ export interface DeliveryContext {
 
 /** What a send path needs, with a pool rather than a transaction: each attempt opens its own. */
 export type SendContext = DeliveryContext & { sql: Sql }
-
-/** A Message-ID in the sender's domain, known before the attempt so a re-send can reuse it. */
-export function newMessageId(from: string): string {
-  return `<${randomUUID()}@${from.slice(from.lastIndexOf('@') + 1)}>`
-}
 
 /** Header values are one line: CR and LF can never start a header of their own. */
 function oneLine(value: string): string {

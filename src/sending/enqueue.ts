@@ -2,8 +2,8 @@ import { selectConnection } from '../connections/selection.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Caller } from '../keys/keys.ts'
 import { scheduleQueueRun } from '../worker/jobs.ts'
-import { newMessageId } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
+import { outboxMessage } from './outbox.ts'
 import { enqueueMessages } from './queue.ts'
 
 export interface EnqueueResult {
@@ -24,16 +24,9 @@ export async function enqueue(sql: Sql, caller: Caller, request: EmailRequest): 
   const [queued] = await sql.begin(async (tx) => {
     const rows = await enqueueMessages(tx, [
       {
-        accountId: caller.accountId,
-        connectionId: connection.id,
-        from: connection.from_address,
-        to: request.to,
-        cc: request.cc,
-        bcc: request.bcc,
-        subject: request.subject,
+        ...outboxMessage(caller, connection, request),
         text_body: request.text_body,
         html_body: request.html_body,
-        messageId: newMessageId(connection.from_address),
       },
     ])
     await scheduleQueueRun(tx, connection.id)

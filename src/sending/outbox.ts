@@ -1,5 +1,9 @@
+import { randomUUID } from 'node:crypto'
+import type { SendingConnection } from '../connections/selection.ts'
 import type { Db } from '../db/sql.ts'
+import type { Caller } from '../keys/keys.ts'
 import type { Reservation } from '../quota/reservations.ts'
+import type { EmailRequest } from './email-request.ts'
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'failed'
 
@@ -33,7 +37,13 @@ const COLUMNS = (sql: Db) => sql`
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
   api_timestamp(sent_at) as sent_at`
 
-export interface NewAttempt {
+/** A Message-ID in the sender's domain, known before the attempt so a re-send can reuse it. */
+export function newMessageId(from: string): string {
+  return `<${randomUUID()}@${from.slice(from.lastIndexOf('@') + 1)}>`
+}
+
+/** What every outbox record says of its message, whatever path sends it. */
+export interface OutboxMessage {
   accountId: number
   connectionId: number
   from: string
@@ -42,6 +52,27 @@ export interface NewAttempt {
   bcc: string[]
   subject: string
   messageId: string
+}
+
+/** An email request sent by `caller` through `connection`, under a new Message-ID. */
+export function outboxMessage(
+  caller: Caller,
+  connection: SendingConnection,
+  request: EmailRequest,
+): OutboxMessage {
+  return {
+    accountId: caller.accountId,
+    connectionId: connection.id,
+    from: connection.from_address,
+    to: request.to,
+    cc: request.cc,
+    bcc: request.bcc,
+    subject: request.subject,
+    messageId: newMessageId(connection.from_address),
+  }
+}
+
+export interface NewAttempt extends OutboxMessage {
   idempotencyKey: Buffer | null
 }
 

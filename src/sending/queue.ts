@@ -2,23 +2,16 @@ import type { Plan } from '../accounts/plans.ts'
 import type { SendingConnection } from '../connections/selection.ts'
 import type { Db } from '../db/sql.ts'
 import type { OutgoingMessage } from './deliver.ts'
+import type { OutboxMessage } from './outbox.ts'
 
 /**
  * Queued mail (POST /enqueue and batches) is outbox records in status `queued`, sent from
  * there by the worker. These are the queue's statements; src/sending/send-queued.ts drives them.
  */
 
-export interface QueuedMessage {
-  accountId: number
-  connectionId: number
-  from: string
-  to: string[]
-  cc: string[]
-  bcc: string[]
-  subject: string
+export interface QueuedMessage extends OutboxMessage {
   text_body?: string | undefined
   html_body?: string | undefined
-  messageId: string
   /** The batch the message is one recipient of. */
   batchId?: number
 }

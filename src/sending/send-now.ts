@@ -4,12 +4,13 @@ import { standardError } from '../errors.ts'
 import type { Caller } from '../keys/keys.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { DeliveryError, deliver, newMessageId, type SendContext } from './deliver.ts'
+import { DeliveryError, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import {
   attemptByIdempotencyKey,
   markFailed,
   type OutboxRecord,
+  outboxMessage,
   recordAttempt,
   recordReservation,
 } from './outbox.ts'
@@ -47,24 +48,14 @@ export async function sendNow(
     if (earlier) return replay(earlier)
   }
   const connection = await selectConnection(sql, caller, request.from, 'now')
-  const messageId = newMessageId(connection.from_address)
+  const message = outboxMessage(caller, connection, request)
   let attempt: { id: number; reservation: Reservation }
   try {
     attempt = await sql.begin(async (tx) => {
       // The key is claimed before any limit is touched: a concurrent request with the same key
       // waits here on the unique index, then replays or finds it in flight, and never sees a 429
       // caused by the very message it duplicates.
-      const id = await recordAttempt(tx, {
-        accountId: caller.accountId,
-        connectionId: connection.id,
-        from: connection.from_address,
-        to: request.to,
-        cc: request.cc,
-        bcc: request.bcc,
-        subject: request.subject,
-        messageId,
-        idempotencyKey: keyHash,
-      })
+      const id = await recordAttempt(tx, { ...message, idempotencyKey: keyHash })
       if (id === undefined) throw new KeyTaken()
       const reservation = await reserve(tx, caller.plan, caller.accountId, connection)
       await recordReservation(tx, id, reservation)
@@ -80,7 +71,7 @@ export async function sendNow(
 
   try {
     const sent = await deliver(context, connection, attempt.id, {
-      messageId,
+      messageId: message.messageId,
       to: request.to,
       cc: request.cc,
       bcc: request.bcc,
