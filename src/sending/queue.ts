@@ -2,7 +2,7 @@ import type { Plan } from '../accounts/plans.ts'
 import type { SendingConnection } from '../connections/selection.ts'
 import type { Db } from '../db/sql.ts'
 import type { OutgoingMessage } from './deliver.ts'
-import type { OutboxMessage } from './outbox.ts'
+import { ATTEMPT_LEASE_SECONDS, type OutboxMessage } from './outbox.ts'
 
 /**
  * Queued mail (POST /enqueue and batches) is outbox records in status `queued`, sent from
@@ -205,9 +205,10 @@ export async function connectionsWithQueuedMail(sql: Db): Promise<number[]> {
 const INTERRUPTED = 'The worker sending it stopped before the SMTP server answered; it is sent again'
 
 /**
- * Queues again the messages held by worker processes that are gone (see src/worker/liveness.ts):
- * their outcome is unknown, so they are sent again with the same Message-ID. Returns the
- * connections whose queues need a run.
+ * Queues again the messages held by worker processes that are gone (see src/worker/liveness.ts),
+ * or held longer than any SMTP attempt lasts (a live process lost track of them, say when the
+ * database went away mid-send): their outcome is unknown, so they are sent again with the same
+ * Message-ID. Returns the connections whose queues need a run.
  */
 export async function releaseOrphanedClaims(tx: Db): Promise<number[]> {
   const rows = await tx<{ connection_id: number | null }[]>`
@@ -216,7 +217,8 @@ export async function releaseOrphanedClaims(tx: Db): Promise<number[]> {
       error = case when connection_id is null then ${CONNECTION_DELETED} else ${INTERRUPTED} end,
       next_attempt_at = mailroom_now(), claimed_by = null, updated_at = now()
     where claimed_by is not null and status = 'sending'
-      and claimed_by not in (select id from worker_processes)
+      and (claimed_by not in (select id from worker_processes)
+           or updated_at < now() - make_interval(secs => ${ATTEMPT_LEASE_SECONDS}))
     returning connection_id`
   return [...new Set(rows.flatMap((r) => (r.connection_id === null ? [] : [r.connection_id])))]
 }

@@ -26,8 +26,12 @@ const SLEEP_THROUGH_MS = 2_000
  */
 export async function drainQueue(context: SendContext, connectionId: number, options: DrainOptions) {
   let blockedForMs = 0
+  // One lane failing (the database gone, say) stops the others before the run fails and
+  // graphile-worker retries it; a message it held is queued again by the liveness sweep.
+  const halt = new AbortController()
+  const stop = AbortSignal.any([options.stopping, halt.signal])
   const lane = async () => {
-    while (!options.stopping.aborted) {
+    while (!stop.aborted) {
       const outcome = await sendNextQueued(context, connectionId, options.processId, options.policy)
       if (outcome.kind === 'idle') return
       if (outcome.kind === 'blocked') {
@@ -35,11 +39,21 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
           blockedForMs = Math.max(blockedForMs, outcome.waitMs)
           return
         }
-        await sleep(outcome.waitMs, undefined, { signal: options.stopping }).catch(() => {})
+        await sleep(outcome.waitMs, undefined, { signal: stop }).catch(() => {})
       }
     }
   }
-  await Promise.all(Array.from({ length: options.lanes }, lane))
+  const haltOnFailure = async () => {
+    try {
+      await lane()
+    } catch (error) {
+      halt.abort()
+      throw error
+    }
+  }
+  const lanes = await Promise.allSettled(Array.from({ length: options.lanes }, haltOnFailure))
+  const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected')
+  if (failed) throw failed.reason
   const delay = await nextRunDelay(context, connectionId, options.stopping.aborted ? 0 : blockedForMs)
   if (delay !== undefined) await scheduleQueueRun(context.sql, connectionId, delay)
 }
