@@ -48,7 +48,14 @@ export async function beatAndSweep(
     const gone = await tx<{ job_worker_ids: string[] }[]>`
       delete from worker_processes where beat_at < now() - ${DEAD_AFTER_MS} * interval '1 millisecond'
       returning job_worker_ids`
-    const jobWorkers = gone.flatMap((g) => g.job_worker_ids)
+    // Also any worker no live process owns that has held a job for as long: one that died
+    // before its process recorded it, or whose process is gone. Unlocking a job that is in fact
+    // still running only makes it run twice, which queue runs and the purge are made to bear.
+    const [{ orphans } = { orphans: [] }] = await tx<{ orphans: string[] }[]>`
+      select coalesce(array_agg(distinct j.locked_by), '{}') as orphans from graphile_worker.jobs j
+      where j.locked_by is not null and j.locked_at < now() - ${DEAD_AFTER_MS} * interval '1 millisecond'
+        and not exists (select 1 from worker_processes p where j.locked_by = any(p.job_worker_ids))`
+    const jobWorkers = [...new Set([...gone.flatMap((g) => g.job_worker_ids), ...orphans])]
     if (jobWorkers.length) await tx`select graphile_worker.force_unlock_workers(${jobWorkers}::text[])`
     const released = await releaseOrphanedClaims(tx)
     for (const connectionId of released) await scheduleQueueRun(tx, connectionId)
