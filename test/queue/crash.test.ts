@@ -1,0 +1,210 @@
+/**
+ * Contract tests for crash safety and the process split (issue 4, rules 5 and 6; rulings:
+ * delivery guarantees): `kill -9` of a real worker process in the middle of 200 queued emails
+ * loses none, delivery resumes within a minute of a worker running again, and the only
+ * duplicates are re-sends of the same message with the same Message-ID. `mailroom start
+ * --no-worker` serves without sending; `--worker-only` sends without serving.
+ */
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../../src/net/free-port.ts'
+import { startWorker } from '../../src/worker/worker.ts'
+import { startTestApp, type TestApp } from '../support/app.ts'
+import {
+  email,
+  enqueued,
+  type MailroomProcess,
+  mailroomEnv,
+  outboxStatusCounts,
+  spawnMailroom,
+  waitFor,
+  waitForOutboxStatus,
+} from '../support/queue.ts'
+import { closeAppAndSinks, replyOf, startSender } from '../support/sending.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
+
+let app: TestApp
+const sinks: SmtpSink[] = []
+const processes: MailroomProcess[] = []
+const stops: (() => Promise<void>)[] = []
+
+beforeAll(async () => {
+  app = await startTestApp()
+})
+
+async function stopAll(): Promise<void> {
+  await Promise.all(processes.splice(0).map((p) => p.stop()))
+  for (const stop of stops.splice(0)) await stop()
+}
+
+// Each test starts with no worker of its own running: the split test must not see one.
+afterEach(stopAll)
+
+afterAll(async () => {
+  await stopAll()
+  await closeAppAndSinks(app, sinks)
+})
+
+function spawnWorkerOnly(extra: Record<string, string> = {}): MailroomProcess {
+  const child = spawnMailroom(['start', '--worker-only'], mailroomEnv(app.db.url, extra))
+  processes.push(child)
+  return child
+}
+
+/** Polls `/health` until the process at `url` answers, failing early if it exits. */
+async function waitHealthy(child: MailroomProcess, url: string): Promise<void> {
+  await waitFor(
+    () => `${url}/health (output: ${child.output()})`,
+    async () => {
+      if (child.exited()) throw new Error(`mailroom exited: ${child.output()}`)
+      return (await fetch(`${url}/health`).then(
+        (res) => res.ok,
+        () => false,
+      ))
+        ? true
+        : undefined
+    },
+    30_000,
+    100,
+  )
+}
+
+describe('kill -9 during a run of 200 queued emails', () => {
+  it('delivers every one after a restart, within a minute; a recipient sent twice got the same Message-ID', {
+    timeout: 120_000,
+  }, async () => {
+    const TOTAL = 200
+    const s = await startSender(app, sinks, 'crash', { plan: 'pro', behaviour: { dataDelayMs: 30 } })
+    const recipients = Array.from({ length: TOTAL }, (_, i) => `crash${i}@example.com`)
+    for (let i = 0; i < TOTAL; i += 50) {
+      await Promise.all(recipients.slice(i, i + 50).map((to) => enqueued(app, s.key, email({ to }))))
+    }
+
+    const first = spawnWorkerOnly()
+    await waitFor(
+      () => `30 messages from the first worker process (output: ${first.output()})`,
+      () => (s.sink.messages.length >= 30 ? true : undefined),
+      30_000,
+      5,
+    )
+    const exited = once(first.child, 'exit')
+    first.child.kill('SIGKILL')
+    await exited
+    const atKill = s.sink.messages.length
+    expect(atKill, 'killed in the middle of the run').toBeLessThan(TOTAL)
+
+    const restartedAt = Date.now()
+    const second = await startWorker(app.services)
+    stops.push(() => second.stop())
+    // Re-sent messages arrive twice: wait for every recipient, not for a count of messages.
+    const missing = () => {
+      const received = new Set(s.sink.messages.flatMap((m) => m.envelope.to))
+      return recipients.filter((r) => !received.has(r))
+    }
+    await waitFor(
+      async () =>
+        `every recipient; missing ${missing().length}, outbox ${JSON.stringify(await outboxStatusCounts(app, s.accountId))}`,
+      () => (missing().length === 0 ? true : undefined),
+      60_000,
+      50,
+    )
+    expect(Date.now() - restartedAt).toBeLessThan(60_000)
+
+    // Every record ends sent, and what arrived carries the Message-ID it recorded.
+    const rows = await waitFor(
+      'every outbox record sent',
+      async () => {
+        const all = await app.services.sql<{ status: string; to: string; message_id: string }[]>`
+          select status, to_addresses[1] as to, message_id from outbox where account_id = ${s.accountId}`
+        return all.length === TOTAL && all.every((r) => r.status === 'sent') ? all : undefined
+      },
+      10_000,
+      100,
+    )
+    const messageIdOf = new Map(rows.map((r) => [r.to, r.message_id]))
+    const byRecipient = new Map<string, string[]>()
+    for (const m of s.sink.messages) {
+      const to = m.envelope.to[0] as string
+      byRecipient.set(to, [...(byRecipient.get(to) ?? []), m.headers.get('message-id') as string])
+    }
+    for (const [to, ids] of byRecipient) {
+      expect(new Set(ids), `Message-IDs received by ${to}`).toEqual(new Set([messageIdOf.get(to)]))
+    }
+  })
+})
+
+describe('SIGTERM', () => {
+  it('drains a worker process: the message in hand is finished, the rest stays queued, the process exits', {
+    timeout: 60_000,
+  }, async () => {
+    const s = await startSender(app, sinks, 'drain', { plan: 'pro', behaviour: { dataDelayMs: 1_500 } })
+    const ids: number[] = []
+    for (let i = 0; i < 12; i++) ids.push(await enqueued(app, s.key, email({ to: `drain${i}@example.com` })))
+    const worker = spawnWorkerOnly()
+    const inFlight = await waitFor(
+      () => `a message in flight (output: ${worker.output()})`,
+      async () => {
+        const rows = await app.services.sql<{ id: number }[]>`
+          select id from outbox where account_id = ${s.accountId} and status = 'sending'`
+        return rows.length > 0 ? rows.map((r) => r.id) : undefined
+      },
+      30_000,
+      20,
+    )
+    const exited = once(worker.child, 'exit')
+    worker.child.kill('SIGTERM')
+    const [code] = await exited
+    expect(code, worker.output()).toBe(0)
+
+    const counts = await outboxStatusCounts(app, s.accountId)
+    expect(counts.sending, 'nothing left in flight').toBeUndefined()
+    expect(counts.failed, 'nothing failed').toBeUndefined()
+    for (const id of inFlight) {
+      expect(
+        (await app.services.sql<{ status: string }[]>`select status from outbox where id = ${id}`)[0],
+      ).toEqual({
+        status: 'sent',
+      })
+    }
+    expect(counts.sent).toBe(s.sink.messages.length)
+    expect(counts.queued).toBeGreaterThan(0)
+  })
+})
+
+describe('mailroom start: API and worker split', () => {
+  it('--no-worker serves the API but sends nothing queued; --worker-only then sends it without serving', {
+    timeout: 90_000,
+  }, async () => {
+    const s = await startSender(app, sinks, 'split', { plan: 'pro' })
+    const apiPort = await freePort()
+    const api = spawnMailroom(
+      ['start', '--no-worker'],
+      mailroomEnv(app.db.url, { PORT: String(apiPort), HOST: '127.0.0.1' }),
+    )
+    processes.push(api)
+    const apiUrl = `http://127.0.0.1:${apiPort}`
+    await waitHealthy(api, apiUrl)
+
+    const res = await fetch(`${apiUrl}/v1/enqueue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(email({ to: 'split@example.com' })),
+    })
+    const reply = await replyOf(res)
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+    const id = reply.body.outboxId as number
+    await sleep(2_000)
+    expect(s.sink.messages).toHaveLength(0)
+    expect(await outboxStatusCounts(app, s.accountId)).toEqual({ queued: 1 })
+
+    const workerPort = await freePort()
+    const worker = spawnWorkerOnly({ PORT: String(workerPort), HOST: '127.0.0.1' })
+    await s.sink.waitForMessages(1, 30_000)
+    expect(s.sink.messages[0]?.envelope.to).toEqual(['split@example.com'])
+    await waitForOutboxStatus(app, s.accountId, id, 'sent')
+    expect(worker.exited()).toBe(false)
+    // The worker-only process does not serve the API on its PORT.
+    await expect(fetch(`http://127.0.0.1:${workerPort}/health`)).rejects.toThrow()
+  })
+})

@@ -1,0 +1,225 @@
+/**
+ * What the queued-delivery tests (POST /enqueue and the worker) share: the service on a database
+ * of its own with an injected clock, a worker with short retry delays, POST /enqueue, and waits
+ * on the outbox as `mailroom outbox list` shows it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import type { Config } from '../../src/config.ts'
+import { startHttpServer } from '../../src/http/server.ts'
+import { createLogger } from '../../src/log.ts'
+import { listOutbox, type OutboxRecord } from '../../src/sending/outbox.ts'
+import { retryPolicy } from '../../src/sending/retry-policy.ts'
+import { openServices, type Services } from '../../src/services.ts'
+import { type RunningWorker, startWorker, type WorkerOptions } from '../../src/worker/worker.ts'
+import { TEST_SECRET, type TestApp } from './app.ts'
+import { createTestDatabase } from './database.ts'
+import { type Body, type Reply, replyOf } from './sending.ts'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** ISO 8601 with milliseconds and Z, as `queuedAt` must be. */
+export const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
+/**
+ * Retries after 200 ms doubling (a test can change the sink's behaviour between two attempts),
+ * giving up after 3 transient failures; push-back waits 100 ms doubling.
+ */
+export const TEST_RETRY = retryPolicy(200, 3, 100)
+
+function testConfig(databaseUrl: string): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl,
+    dataDir: '/nonexistent',
+    secret: TEST_SECRET,
+    allowPrivateSmtpHosts: true,
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    bodyLimitBytes: 10 * 1024 * 1024,
+  }
+}
+
+/** Another process's services on the same database (its own pool, transports and clock). */
+export function openMoreServices(databaseUrl: string, clockOffsetMs = 0): Promise<Services> {
+  const config = testConfig(databaseUrl)
+  return openServices(config, createLogger(config.logLevel), { clockOffsetMs })
+}
+
+/**
+ * The real service on a database of its own, like startTestApp, but with mailroom_now() running
+ * `clockOffsetMs` ahead of real time (quota windows, pacing, pauses, queue due times).
+ */
+export async function startQueueApp(options: { clockOffsetMs?: number } = {}): Promise<TestApp> {
+  const db = await createTestDatabase()
+  const services = await openMoreServices(db.url, options.clockOffsetMs ?? 0)
+  const server = await startHttpServer(services, 0, '127.0.0.1')
+  const baseUrl = `${server.url}/v1`
+  return {
+    services,
+    db,
+    url: server.url,
+    baseUrl,
+    request(path, init = {}) {
+      const headers: Record<string, string> = { ...init.headers }
+      if (init.key) headers.authorization = `Bearer ${init.key}`
+      let body: string | undefined
+      if (init.body !== undefined) {
+        body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
+        headers['content-type'] ??= 'application/json'
+      }
+      return fetch(`${baseUrl}${path}`, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body })
+    },
+    async close() {
+      await server.close()
+      await services.close()
+      await db.drop()
+    },
+  }
+}
+
+/** A worker in this process with the tests' short retry delays; stop it before closing the app. */
+export function startTestWorker(
+  services: Services,
+  options: Partial<WorkerOptions> = {},
+): Promise<RunningWorker> {
+  return startWorker(services, { retry: TEST_RETRY, ...options })
+}
+
+let subjectSeq = 0
+
+/** A valid email request; `extra` overrides or adds fields. */
+export function email(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { to: 'rcpt@example.com', subject: `Queued ${++subjectSeq}`, text_body: 'Hello', ...extra }
+}
+
+/** POST /enqueue with the API key `apiKey`. */
+export async function postEnqueue(app: TestApp, apiKey: string, body: unknown): Promise<Reply> {
+  return replyOf(await app.request('/enqueue', { method: 'POST', key: apiKey, body }))
+}
+
+/** An enqueue expected to be accepted; returns its outbox id. */
+export async function enqueued(app: TestApp, apiKey: string, body: unknown = email()): Promise<number> {
+  const reply = await postEnqueue(app, apiKey, body)
+  if (reply.status !== 200) throw new Error(`enqueue refused: ${reply.status} ${JSON.stringify(reply.body)}`)
+  return (reply.body as Body).outboxId as number
+}
+
+/** The account's outbox record `id` as the operator sees it (listOutbox, as `mailroom outbox list`). */
+export async function outboxRecord(app: TestApp, accountId: number, id: number): Promise<OutboxRecord> {
+  const records = await listOutbox(app.services.sql, accountId, 10_000)
+  const record = records.find((r) => r.id === id)
+  if (!record) throw new Error(`no outbox record ${id} for account ${accountId}`)
+  return record
+}
+
+/** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string | (() => string | Promise<string>),
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 5_000,
+  intervalMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) {
+      const description = typeof what === 'string' ? what : await what()
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`)
+    }
+    await sleep(intervalMs)
+  }
+}
+
+/** Waits until the outbox record satisfies `condition`; returns it. */
+export function waitForOutbox(
+  app: TestApp,
+  accountId: number,
+  id: number,
+  condition: (record: OutboxRecord) => boolean,
+  timeoutMs = 5_000,
+): Promise<OutboxRecord> {
+  let last: OutboxRecord | undefined
+  return waitFor(
+    () => `outbox record ${id} to match (last seen: ${JSON.stringify(last)})`,
+    async () => {
+      last = await outboxRecord(app, accountId, id)
+      return condition(last) ? last : undefined
+    },
+    timeoutMs,
+  )
+}
+
+/** Waits until the outbox record has reached `status`; returns it. */
+export function waitForOutboxStatus(
+  app: TestApp,
+  accountId: number,
+  id: number,
+  status: OutboxRecord['status'],
+  timeoutMs = 5_000,
+): Promise<OutboxRecord> {
+  return waitForOutbox(app, accountId, id, (r) => r.status === status, timeoutMs)
+}
+
+/** How many of the account's outbox records are in each status. */
+export async function outboxStatusCounts(app: TestApp, accountId: number): Promise<Record<string, number>> {
+  const rows = await app.services.sql<{ status: string; n: number }[]>`
+    select status, count(*)::int as n from outbox where account_id = ${accountId} group by status`
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]))
+}
+
+// --- The real `mailroom` binary -----------------------------------------------------------------
+
+/** The environment of a `mailroom` process on the test database `databaseUrl`. */
+export function mailroomEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    MAILROOM_SECRET: TEST_SECRET,
+    MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: '1',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  }
+  for (const name of ['PORT', 'HOST', 'MAILROOM_DATA_DIR']) if (!(name in extra)) delete env[name]
+  return env
+}
+
+export interface MailroomProcess {
+  child: ChildProcess
+  /** Everything it wrote on stdout and stderr so far. */
+  output(): string
+  exited(): boolean
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+  stop(graceMs?: number): Promise<void>
+}
+
+/** Spawns `node bin/mailroom.js ...args` from the project root. */
+export function spawnMailroom(args: string[], env: NodeJS.ProcessEnv): MailroomProcess {
+  const child = spawn(process.execPath, ['bin/mailroom.js', ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const chunks: string[] = []
+  child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
+  child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
+  const exited = () => child.exitCode !== null || child.signalCode !== null
+  return {
+    child,
+    output: () => chunks.join(''),
+    exited,
+    async stop(graceMs = 15_000) {
+      if (exited()) return
+      const done = once(child, 'exit')
+      child.kill('SIGTERM')
+      const timeout = sleep(graceMs).then(() => 'timeout' as const)
+      if ((await Promise.race([done, timeout])) === 'timeout') {
+        child.kill('SIGKILL')
+        await done
+      }
+    },
+  }
+}
