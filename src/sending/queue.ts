@@ -195,6 +195,19 @@ export async function queueState(sql: Db, connectionId: number): Promise<QueueSt
   return { disabled: row.disabled, pausedForMs: row.paused_for_ms, nextDueInMs: row.next_due_in_ms }
 }
 
+/**
+ * Connections whose due mail has waited `graceMs` past its time with no queue run pending or
+ * under way, though nothing holds the connection back: a safety net for whatever lost its run.
+ */
+export async function connectionsWithStrandedMail(sql: Db, graceMs: number): Promise<number[]> {
+  const rows = await sql<{ connection_id: number }[]>`
+    select distinct o.connection_id from outbox o join connections c on c.id = o.connection_id
+    where o.status = 'queued' and o.next_attempt_at <= mailroom_now() - ${graceMs} * interval '1 millisecond'
+      and not c.disabled and not coalesce(c.paused_until > mailroom_now(), false)
+      and not exists (select 1 from graphile_worker.jobs j where j.key = 'queue:' || o.connection_id)`
+  return rows.map((r) => r.connection_id)
+}
+
 /** Connections with queued mail: at start-up each gets a queue run, whatever happened before. */
 export async function connectionsWithQueuedMail(sql: Db): Promise<number[]> {
   const rows = await sql<{ connection_id: number }[]>`

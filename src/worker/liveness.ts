@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import type { Sql } from '../db/sql.ts'
-import { releaseOrphanedClaims } from '../sending/queue.ts'
+import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../sending/queue.ts'
 import { scheduleQueueRun } from './jobs.ts'
 
 /** How often a worker process says it is alive. */
@@ -22,7 +22,7 @@ export async function registerProcess(sql: Sql, processId: string): Promise<void
   await sql`insert into worker_processes (id) values (${processId})`
 }
 
-/** Notes one of graphile-worker's workers of this process, so that a dead process's jobs are unlocked. */
+/** Notes the id graphile-worker locks this process's jobs with, so that a dead process's jobs are unlocked. */
 export async function recordJobWorker(sql: Sql, processId: string, jobWorkerId: string): Promise<void> {
   await sql`
     update worker_processes set job_worker_ids = array_append(job_worker_ids, ${jobWorkerId})
@@ -33,7 +33,8 @@ export async function recordJobWorker(sql: Sql, processId: string, jobWorkerId: 
  * Beats for this process, then hands on the work of processes that stopped beating: the
  * messages they held go back to the queue (to be sent again, with the same Message-ID) and
  * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
- * four-hour lock timeout. Returns how many dead processes and orphaned messages were found.
+ * four-hour lock timeout. Due mail that has no queue run coming gets one. Returns how many dead
+ * processes were found and how many connections' queues were given a run.
  */
 export async function beatAndSweep(
   sql: Sql,
@@ -58,8 +59,10 @@ export async function beatAndSweep(
     const jobWorkers = [...new Set([...gone.flatMap((g) => g.job_worker_ids), ...orphans])]
     if (jobWorkers.length) await tx`select graphile_worker.force_unlock_workers(${jobWorkers}::text[])`
     const released = await releaseOrphanedClaims(tx)
-    for (const connectionId of released) await scheduleQueueRun(tx, connectionId)
-    return { dead: gone.length, connections: released.length }
+    const stranded = await connectionsWithStrandedMail(tx, DEAD_AFTER_MS)
+    const connections = new Set([...released, ...stranded])
+    for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)
+    return { dead: gone.length, connections: connections.size }
   })
 }
 

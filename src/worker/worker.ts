@@ -68,9 +68,10 @@ export async function startWorker(
   }, HEARTBEAT_MS)
 
   const events: WorkerEvents = new EventEmitter()
-  events.on('worker:create', ({ worker }) => {
-    recordJobWorker(sql, processId, worker.workerId).catch((error) =>
-      log.warn({ err: error.message }, 'could not record a job worker'),
+  // graphile-worker 0.17 locks jobs in the name of its worker pool, not of each worker.
+  events.on('pool:create', ({ workerPool }) => {
+    recordJobWorker(sql, processId, workerPool.id).catch((error) =>
+      log.warn({ err: error.message }, 'could not record the job worker pool'),
     )
   })
   // Our own pool, so that its shutdown can be awaited (graphile-worker does not await the end

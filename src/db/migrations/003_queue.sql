@@ -36,7 +36,7 @@ create index outbox_claimed on outbox (claimed_by) where claimed_by is not null;
 -- Worker processes that are alive, as far as their heartbeats tell.
 create table worker_processes (
   id text primary key,
-  -- graphile-worker's own worker ids in that process, so their jobs can be unlocked when it dies.
+  -- The ids graphile-worker locks that process's jobs with, so they can be unlocked when it dies.
   job_worker_ids text[] not null default '{}',
   started_at timestamptz not null default now(),
   beat_at timestamptz not null default now()
