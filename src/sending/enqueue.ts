@@ -21,17 +21,15 @@ export interface EnqueueResult {
  */
 export async function enqueue(sql: Sql, caller: Caller, request: EmailRequest): Promise<EnqueueResult> {
   const connection = await selectConnection(sql, caller, request.from, 'queued')
-  const [queued] = await sql.begin(async (tx) => {
-    const rows = await enqueueMessages(tx, [
-      {
-        ...outboxMessage(caller, connection, request),
-        text_body: request.text_body,
-        html_body: request.html_body,
-      },
-    ])
-    await scheduleQueueRun(tx, connection.id)
-    return rows
-  })
+  const message = {
+    ...outboxMessage(caller, connection, request),
+    text_body: request.text_body,
+    html_body: request.html_body,
+  }
+  // Both statements at once: postgres.js pipelines them on the transaction's connection.
+  const [[queued]] = await sql.begin((tx) =>
+    Promise.all([enqueueMessages(tx, [message]), scheduleQueueRun(tx, connection.id)]),
+  )
   if (!queued) throw new Error('the queued message was not recorded')
   return {
     success: true,
