@@ -28,7 +28,6 @@ import {
   waitForBatchEnd,
 } from '../support/batches.ts'
 import { humanText } from '../support/matchers.ts'
-import { startQueueApp } from '../support/queue.ts'
 import { closeAppAndSinks, startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
@@ -266,7 +265,7 @@ describe('limits make a batch wait, never fail it', () => {
     // Mailroom's clock reaches a top of the hour LEAD_MS from now.
     const boundary = Date.now() + LEAD_MS
     const topOfHour = Math.ceil(boundary / HOUR) * HOUR
-    const clockApp = await startQueueApp({ clockOffsetMs: topOfHour - boundary })
+    const clockApp = await startTestApp({}, { clockOffsetMs: topOfHour - boundary })
     const clockSinks: SmtpSink[] = []
     let clockWorker: RunningWorker | undefined
     try {

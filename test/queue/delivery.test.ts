@@ -19,7 +19,6 @@ import {
   email,
   enqueued,
   outboxRecord,
-  startQueueApp,
   startTestWorker,
   TEST_RETRY,
   waitFor,
@@ -332,7 +331,7 @@ describe('limits make queued mail wait, never fail', () => {
     // Mailroom's clock reaches a top of the hour LEAD_MS from now.
     const boundary = Date.now() + LEAD_MS
     const topOfHour = Math.ceil(boundary / HOUR) * HOUR
-    const clockApp = await startQueueApp({ clockOffsetMs: topOfHour - boundary })
+    const clockApp = await startTestApp({}, { clockOffsetMs: topOfHour - boundary })
     const clockSinks: SmtpSink[] = []
     let clockWorker: RunningWorker | undefined
     try {

@@ -7,11 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Services } from '../../src/services.ts'
 import type { RunningWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { openTestServices, startTestApp, type TestApp } from '../support/app.ts'
 import {
   email,
   enqueued,
-  openMoreServices,
   outboxStatusCounts,
   startTestWorker,
   waitForOutboxStatus,
@@ -97,7 +96,7 @@ describe('two worker processes on one database', () => {
     await app.services.sql`
       select graphile_worker.add_job('deliver_queue', json_build_object('connectionId', ${s.connectionId}::int))
       from generate_series(1, 7)`
-    const second = await openMoreServices(app.db.url)
+    const second = await openTestServices(app.db.url)
     otherServices.push(second)
     const claimers = new Set<string>()
     let watching = true

@@ -8,7 +8,7 @@ import {
 import { startHttpServer } from '../../src/http/server.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { createLogger } from '../../src/log.ts'
-import { openServices, type Services } from '../../src/services.ts'
+import { openServices, type ServiceOptions, type Services } from '../../src/services.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
 export interface TestApp {
@@ -28,13 +28,12 @@ export interface TestApp {
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-mailroom'
 
-/** The real service (HTTP server, PostgreSQL, SMTP transports) on a database of its own. */
-export async function startTestApp(settings: Partial<Config> = {}): Promise<TestApp> {
-  const db = await createTestDatabase()
-  const config: Config = {
+/** The configuration tests run the service with, on `databaseUrl`. */
+export function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config {
+  return {
     port: 0,
     host: '127.0.0.1',
-    databaseUrl: db.url,
+    databaseUrl,
     dataDir: '/nonexistent',
     secret: TEST_SECRET,
     // Test SMTP sinks listen on loopback addresses.
@@ -43,7 +42,25 @@ export async function startTestApp(settings: Partial<Config> = {}): Promise<Test
     bodyLimitBytes: 10 * 1024 * 1024,
     ...settings,
   }
-  const services = await openServices(config, createLogger(config.logLevel))
+}
+
+/** Another process's services on `databaseUrl`: its own pool, transports and clock. */
+export function openTestServices(databaseUrl: string, options: ServiceOptions = {}): Promise<Services> {
+  const config = testConfig(databaseUrl)
+  return openServices(config, createLogger(config.logLevel), options)
+}
+
+/**
+ * The real service (HTTP server, PostgreSQL, SMTP transports) on a database of its own.
+ * `clockOffsetMs` runs mailroom_now() ahead of real time (quota windows, pacing, pauses).
+ */
+export async function startTestApp(
+  settings: Partial<Config> = {},
+  options: ServiceOptions = {},
+): Promise<TestApp> {
+  const db = await createTestDatabase()
+  const config = testConfig(db.url, settings)
+  const services = await openServices(config, createLogger(config.logLevel), options)
   const server = await startHttpServer(services, 0, '127.0.0.1')
   const baseUrl = `${server.url}/v1`
   return {

@@ -5,11 +5,10 @@
  * for what the SMTP sink received.
  */
 import { execFile } from 'node:child_process'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { expect } from 'vitest'
 import type { TestApp } from './app.ts'
 import { humanText } from './matchers.ts'
-import { mailroomEnv, ROOT } from './queue.ts'
+import { mailroomEnv, ROOT, waitFor } from './queue.ts'
 
 /** A batch as GET /batches/{id} shows it. */
 export interface BatchView {
@@ -69,23 +68,13 @@ export async function batchOf(app: TestApp, key: string, id: number): Promise<Ba
 }
 
 /** Polls `check` until it returns something other than undefined; throws after `timeoutMs`. */
-export async function poll<T>(
+export function poll<T>(
   what: string | (() => string),
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 10_000,
   intervalMs = 50,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
-      )
-    }
-    await sleep(intervalMs)
-  }
+  return waitFor(what, check, timeoutMs, intervalMs)
 }
 
 /** Polls GET /batches/{id} until `condition` holds; returns that view. */

@@ -7,15 +7,11 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import type { Config } from '../../src/config.ts'
-import { startHttpServer } from '../../src/http/server.ts'
-import { createLogger } from '../../src/log.ts'
 import { listOutbox, type OutboxRecord } from '../../src/sending/outbox.ts'
 import { retryPolicy } from '../../src/sending/retry-policy.ts'
-import { openServices, type Services } from '../../src/services.ts'
+import type { Services } from '../../src/services.ts'
 import { type RunningWorker, startWorker, type WorkerOptions } from '../../src/worker/worker.ts'
 import { TEST_SECRET, type TestApp } from './app.ts'
-import { createTestDatabase } from './database.ts'
 import { type Body, type Reply, replyOf } from './sending.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -28,57 +24,6 @@ export const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
  * giving up after 3 transient failures; push-back waits 100 ms doubling.
  */
 export const TEST_RETRY = retryPolicy(200, 3, 100)
-
-function testConfig(databaseUrl: string): Config {
-  return {
-    port: 0,
-    host: '127.0.0.1',
-    databaseUrl,
-    dataDir: '/nonexistent',
-    secret: TEST_SECRET,
-    allowPrivateSmtpHosts: true,
-    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-    bodyLimitBytes: 10 * 1024 * 1024,
-  }
-}
-
-/** Another process's services on the same database (its own pool, transports and clock). */
-export function openMoreServices(databaseUrl: string, clockOffsetMs = 0): Promise<Services> {
-  const config = testConfig(databaseUrl)
-  return openServices(config, createLogger(config.logLevel), { clockOffsetMs })
-}
-
-/**
- * The real service on a database of its own, like startTestApp, but with mailroom_now() running
- * `clockOffsetMs` ahead of real time (quota windows, pacing, pauses, queue due times).
- */
-export async function startQueueApp(options: { clockOffsetMs?: number } = {}): Promise<TestApp> {
-  const db = await createTestDatabase()
-  const services = await openMoreServices(db.url, options.clockOffsetMs ?? 0)
-  const server = await startHttpServer(services, 0, '127.0.0.1')
-  const baseUrl = `${server.url}/v1`
-  return {
-    services,
-    db,
-    url: server.url,
-    baseUrl,
-    request(path, init = {}) {
-      const headers: Record<string, string> = { ...init.headers }
-      if (init.key) headers.authorization = `Bearer ${init.key}`
-      let body: string | undefined
-      if (init.body !== undefined) {
-        body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
-        headers['content-type'] ??= 'application/json'
-      }
-      return fetch(`${baseUrl}${path}`, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body })
-    },
-    async close() {
-      await server.close()
-      await services.close()
-      await db.drop()
-    },
-  }
-}
 
 /** A worker in this process with the tests' short retry delays; stop it before closing the app. */
 export function startTestWorker(
