@@ -28,6 +28,7 @@ import {
   waitForBatchEnd,
 } from '../support/batches.ts'
 import { humanText } from '../support/matchers.ts'
+import { startAppBeforeTopOfHour } from '../support/queue.ts'
 import { closeAppAndSinks, startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
@@ -260,12 +261,8 @@ describe('limits make a batch wait, never fail it', () => {
   it('connection quota 5 per hour, 8 recipients: 5 sent, 3 wait (running) until the next window, then completed', {
     timeout: 30_000,
   }, async () => {
-    const HOUR = 3_600_000
-    const LEAD_MS = 6_000
-    // Mailroom's clock reaches a top of the hour LEAD_MS from now.
-    const boundary = Date.now() + LEAD_MS
-    const topOfHour = Math.ceil(boundary / HOUR) * HOUR
-    const clockApp = await startTestApp({}, { clockOffsetMs: topOfHour - boundary })
+    // Mailroom's clock reaches a top of the hour 6 s from now.
+    const { app: clockApp, boundary } = await startAppBeforeTopOfHour(6_000)
     const clockSinks: SmtpSink[] = []
     let clockWorker: RunningWorker | undefined
     try {
@@ -293,7 +290,7 @@ describe('limits make a batch wait, never fail it', () => {
         await sleep(100)
       }
       expect(checks).toBeGreaterThan(3)
-      await s.sink.waitForMessages(8, LEAD_MS + 5_000)
+      await s.sink.waitForMessages(8, 11_000)
       expect(await waitForBatchEnd(clockApp, s.key, id)).toMatchObject({
         status: 'completed',
         sent_count: 8,

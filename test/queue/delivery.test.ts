@@ -19,6 +19,7 @@ import {
   email,
   enqueued,
   outboxRecord,
+  startAppBeforeTopOfHour,
   startTestWorker,
   TEST_RETRY,
   waitFor,
@@ -326,12 +327,8 @@ describe('held mail: paused, disabled, deleted connections', () => {
 
 describe('limits make queued mail wait, never fail', () => {
   it('quota used up: the mail waits for the next window (injected clock: 3 s before the top of the hour)', async () => {
-    const HOUR = 3_600_000
-    const LEAD_MS = 4_000
-    // Mailroom's clock reaches a top of the hour LEAD_MS from now.
-    const boundary = Date.now() + LEAD_MS
-    const topOfHour = Math.ceil(boundary / HOUR) * HOUR
-    const clockApp = await startTestApp({}, { clockOffsetMs: topOfHour - boundary })
+    // Mailroom's clock reaches a top of the hour 4 s from now.
+    const { app: clockApp, boundary } = await startAppBeforeTopOfHour(4_000)
     const clockSinks: SmtpSink[] = []
     let clockWorker: RunningWorker | undefined
     try {
@@ -359,7 +356,7 @@ describe('limits make queued mail wait, never fail', () => {
         await sleep(100)
       }
 
-      const all = await s.sink.waitForMessages(3, LEAD_MS + 5_000)
+      const all = await s.sink.waitForMessages(3, 9_000)
       const last = all[2] as ReceivedMessage
       expect(last.envelope.to).toEqual(['hourly3@example.com'])
       expect(last.receivedAt.getTime()).toBeGreaterThanOrEqual(boundary - 50)

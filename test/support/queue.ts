@@ -11,7 +11,7 @@ import { listOutbox, type OutboxRecord } from '../../src/sending/outbox.ts'
 import { retryPolicy } from '../../src/sending/retry-policy.ts'
 import type { Services } from '../../src/services.ts'
 import { type RunningWorker, startWorker, type WorkerOptions } from '../../src/worker/worker.ts'
-import { TEST_SECRET, type TestApp } from './app.ts'
+import { startTestApp, TEST_SECRET, type TestApp } from './app.ts'
 import { type Body, type Reply, replyOf } from './sending.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -24,6 +24,17 @@ export const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
  * giving up after 3 transient failures; push-back waits 100 ms doubling.
  */
 export const TEST_RETRY = retryPolicy(200, 3, 100)
+
+/**
+ * A test app whose mailroom_now() reaches the top of an hour `leadMs` from now, so that a quota
+ * window ends during the test; `boundary` is that moment in real time.
+ */
+export async function startAppBeforeTopOfHour(leadMs: number): Promise<{ app: TestApp; boundary: number }> {
+  const HOUR = 3_600_000
+  const boundary = Date.now() + leadMs
+  const topOfHour = Math.ceil(boundary / HOUR) * HOUR
+  return { app: await startTestApp({}, { clockOffsetMs: topOfHour - boundary }), boundary }
+}
 
 /** A worker in this process with the tests' short retry delays; stop it before closing the app. */
 export function startTestWorker(
