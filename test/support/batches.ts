@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process'
 import { expect } from 'vitest'
 import type { TestApp } from './app.ts'
 import { humanText } from './matchers.ts'
-import { mailroomEnv, ROOT, waitFor } from './queue.ts'
+import { mailroomEnv, ROOT, waitFor, waitForMatch } from './queue.ts'
 
 /** A batch as GET /batches/{id} shows it. */
 export interface BatchView {
@@ -85,15 +85,7 @@ export function waitForBatch(
   condition: (batch: BatchView) => boolean,
   timeoutMs = 10_000,
 ): Promise<BatchView> {
-  let last: BatchView | undefined
-  return poll(
-    () => `batch ${id} to match (last seen: ${JSON.stringify(last)})`,
-    async () => {
-      last = await batchOf(app, key, id)
-      return condition(last) ? last : undefined
-    },
-    timeoutMs,
-  )
+  return waitForMatch(`batch ${id}`, () => batchOf(app, key, id), condition, timeoutMs, 50)
 }
 
 /** Polls until the batch has ended (completed or failed). */

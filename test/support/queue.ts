@@ -90,6 +90,26 @@ export async function waitFor<T>(
   }
 }
 
+/** Reads `read()` until its value satisfies `condition`; returns that value. */
+export function waitForMatch<T>(
+  label: string,
+  read: () => Promise<T>,
+  condition: (value: T) => boolean,
+  timeoutMs: number,
+  intervalMs?: number,
+): Promise<T> {
+  let last: T | undefined
+  return waitFor(
+    () => `${label} to match (last seen: ${JSON.stringify(last)})`,
+    async () => {
+      last = await read()
+      return condition(last) ? last : undefined
+    },
+    timeoutMs,
+    intervalMs,
+  )
+}
+
 /** Waits until the outbox record satisfies `condition`; returns it. */
 export function waitForOutbox(
   app: TestApp,
@@ -98,15 +118,7 @@ export function waitForOutbox(
   condition: (record: OutboxRecord) => boolean,
   timeoutMs = 5_000,
 ): Promise<OutboxRecord> {
-  let last: OutboxRecord | undefined
-  return waitFor(
-    () => `outbox record ${id} to match (last seen: ${JSON.stringify(last)})`,
-    async () => {
-      last = await outboxRecord(app, accountId, id)
-      return condition(last) ? last : undefined
-    },
-    timeoutMs,
-  )
+  return waitForMatch(`outbox record ${id}`, () => outboxRecord(app, accountId, id), condition, timeoutMs)
 }
 
 /** Waits until the outbox record has reached `status`; returns it. */
