@@ -100,6 +100,7 @@ export async function claimNext(
     from next, connections c, accounts a
     where o.id = next.id and c.id = o.connection_id and a.id = o.account_id
       and not c.disabled and not coalesce(c.paused_until > mailroom_now(), false)
+      and not coalesce(c.queue_backoff_until > mailroom_now(), false)
     returning o.id, o.account_id, a.plan, o.failures, o.deferrals, o.message_id, o.to_addresses,
       o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
       json_build_object('id', c.id, 'account_id', c.account_id, 'from_address', c.from_address,
@@ -151,6 +152,14 @@ export async function requeue(
     where id = ${id}`
 }
 
+/** Push-back: the connection's queue waits `delayMs` before it tries any message again. */
+export async function backOffConnection(sql: Db, connectionId: number, delayMs: number): Promise<void> {
+  await sql`
+    update connections set queue_backoff_until = greatest(
+      coalesce(queue_backoff_until, '-infinity'), mailroom_now() + ${delayMs} * interval '1 millisecond')
+    where id = ${connectionId}`
+}
+
 /**
  * Ends a queued message as failed with the reason (a refused address, retries used up). Its
  * content stays until retention removes the record: a batch's failed recipients can be retried.
@@ -173,26 +182,25 @@ export async function failQueuedOfConnection(tx: Db, connectionId: number): Prom
 /** What decides when the connection's queue runs next. */
 export interface QueueState {
   disabled: boolean
-  /** Until the pause ends; null when not paused; Infinity when paused until resumed. */
-  pausedForMs: number | null
+  /** Until a pause or a push-back back-off ends; null when neither; Infinity when paused until resumed. */
+  heldForMs: number | null
   /** Until the earliest queued message is due (0: due now); null when nothing is queued. */
   nextDueInMs: number | null
 }
 
 /** The connection's queue state, or undefined when the connection no longer exists. */
 export async function queueState(sql: Db, connectionId: number): Promise<QueueState | undefined> {
-  const [row] = await sql<
-    { disabled: boolean; paused_for_ms: number | null; next_due_in_ms: number | null }[]
-  >`
+  const [row] = await sql<{ disabled: boolean; held_for_ms: number | null; next_due_in_ms: number | null }[]>`
     select c.disabled,
       case when c.paused_until = 'infinity' then 'infinity'::float8
-           when c.paused_until > mailroom_now()
-             then ceil(extract(epoch from c.paused_until - mailroom_now()) * 1000)::float8 end as paused_for_ms,
+           when greatest(c.paused_until, c.queue_backoff_until) > mailroom_now()
+             then ceil(extract(epoch from greatest(c.paused_until, c.queue_backoff_until) - mailroom_now())
+                       * 1000)::float8 end as held_for_ms,
       (select greatest(0, ceil(extract(epoch from min(next_attempt_at) - mailroom_now()) * 1000))::float8
        from outbox where connection_id = c.id and status = 'queued') as next_due_in_ms
     from connections c where c.id = ${connectionId}`
   if (!row) return undefined
-  return { disabled: row.disabled, pausedForMs: row.paused_for_ms, nextDueInMs: row.next_due_in_ms }
+  return { disabled: row.disabled, heldForMs: row.held_for_ms, nextDueInMs: row.next_due_in_ms }
 }
 
 /**
@@ -203,7 +211,7 @@ export async function connectionsWithStrandedMail(sql: Db, graceMs: number): Pro
   const rows = await sql<{ connection_id: number }[]>`
     select distinct o.connection_id from outbox o join connections c on c.id = o.connection_id
     where o.status = 'queued' and o.next_attempt_at <= mailroom_now() - ${graceMs} * interval '1 millisecond'
-      and not c.disabled and not coalesce(c.paused_until > mailroom_now(), false)
+      and not c.disabled and not coalesce(greatest(c.paused_until, c.queue_backoff_until) > mailroom_now(), false)
       and not exists (select 1 from graphile_worker.jobs j where j.key = 'queue:' || o.connection_id)`
   return rows.map((r) => r.connection_id)
 }

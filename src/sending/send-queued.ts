@@ -3,13 +3,16 @@ import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
 import { DeliveryError, deliver, type SendContext } from './deliver.ts'
 import { recordReservation } from './outbox.ts'
-import { type ClaimedMessage, claimNext, failQueued, requeue } from './queue.ts'
+import { backOffConnection, type ClaimedMessage, claimNext, failQueued, requeue } from './queue.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 
 export type QueuedSendOutcome =
   /** Nothing due (or the connection is disabled or paused). */
   | { kind: 'idle' }
-  /** A limit holds the connection back for `waitMs`; the message was left queued, untouched. */
+  /**
+   * The connection must wait `waitMs`: a limit refused (the message was left queued, untouched)
+   * or the provider pushed back (the message was queued again for then).
+   */
   | { kind: 'blocked'; waitMs: number }
   /** One message was handled: sent, failed, or queued again for later. */
   | { kind: 'handled' }
@@ -46,19 +49,36 @@ export async function sendNextQueued(
   } catch (error) {
     if (!(error instanceof DeliveryError)) throw error
     await release(context.sql, message.accountId, message.connection.id, reservation)
-    await settleFailure(context.sql, message, error, policy)
+    return settleFailure(context.sql, message, error, policy)
   }
   return { kind: 'handled' }
 }
 
-async function settleFailure(sql: Db, message: ClaimedMessage, error: DeliveryError, policy: RetryPolicy) {
-  if (error.permanent) return failQueued(sql, message.id, error.reason, true)
+/**
+ * Fails, or queues again with a back-off. Push-back is the provider asking the connection to
+ * slow down: the whole connection's queue waits as long as the message does, in every process.
+ */
+async function settleFailure(
+  sql: Db,
+  message: ClaimedMessage,
+  error: DeliveryError,
+  policy: RetryPolicy,
+): Promise<QueuedSendOutcome> {
+  if (error.permanent) {
+    await failQueued(sql, message.id, error.reason, true)
+    return { kind: 'handled' }
+  }
   if (error.kind === 'pushback') {
-    return requeue(sql, message.id, policy.pushbackDelayMs(message.deferrals + 1), error.reason, 'deferrals')
+    const waitMs = policy.pushbackDelayMs(message.deferrals + 1)
+    await requeue(sql, message.id, waitMs, error.reason, 'deferrals')
+    await backOffConnection(sql, message.connection.id, waitMs)
+    return { kind: 'blocked', waitMs }
   }
   const failures = message.failures + 1
   if (failures >= policy.maxFailures) {
-    return failQueued(sql, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`, true)
+    await failQueued(sql, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`, true)
+  } else {
+    await requeue(sql, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
   }
-  return requeue(sql, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
+  return { kind: 'handled' }
 }

@@ -26,8 +26,8 @@ const SLEEP_THROUGH_MS = 2_000
  */
 export async function drainQueue(context: SendContext, connectionId: number, options: DrainOptions) {
   let blockedForMs = 0
-  // One lane failing (the database gone, say) stops the others before the run fails and
-  // graphile-worker retries it; a message it held is queued again by the liveness sweep.
+  // Stops every lane: a long wait on the connection, or a lane failing (the database gone, say)
+  // before the run fails and graphile-worker retries it.
   const halt = new AbortController()
   const stop = AbortSignal.any([options.stopping, halt.signal])
   const lane = async () => {
@@ -37,6 +37,8 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
       if (outcome.kind === 'blocked') {
         if (outcome.waitMs > SLEEP_THROUGH_MS) {
           blockedForMs = Math.max(blockedForMs, outcome.waitMs)
+          // The obstacle is the connection's: no lane takes another message before it ends.
+          halt.abort()
           return
         }
         await sleep(outcome.waitMs, undefined, { signal: stop }).catch(() => {})
@@ -67,6 +69,6 @@ async function nextRunDelay(
   const state = await queueState(context.sql, connectionId)
   if (!state || state.disabled || state.nextDueInMs === null) return undefined
   // Paused until resumed by hand: resuming schedules the run.
-  if (state.pausedForMs === Number.POSITIVE_INFINITY) return undefined
-  return Math.max(state.nextDueInMs, state.pausedForMs ?? 0, blockedForMs)
+  if (state.heldForMs === Number.POSITIVE_INFINITY) return undefined
+  return Math.max(state.nextDueInMs, state.heldForMs ?? 0, blockedForMs)
 }
