@@ -156,7 +156,11 @@ export function pauseConnection(sql: Sql, id: number, minutes?: number): Promise
 }
 
 export function resumeConnection(sql: Sql, id: number): Promise<ConnectionView> {
-  return setAndReturn(sql, id, sql`paused_until = null, queue_backoff_until = null, consecutive_failures = 0, pause_streak = 0`)
+  return setAndReturn(
+    sql,
+    id,
+    sql`paused_until = null, queue_backoff_until = null, consecutive_failures = 0, pause_streak = 0`,
+  )
 }
 
 /**
