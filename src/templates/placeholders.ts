@@ -68,8 +68,8 @@ function valueText(vars: Record<string, unknown> | null, name: string): string {
   if (vars === null || !Object.hasOwn(vars, name)) return ''
   const value = vars[name]
   if (typeof value === 'string') return value
-  // A JSON null is "no value" to a reader, not the word `null`.
-  if (value === null || value === undefined) return ''
+  // The rulings: non-string values render as their JSON text, a JSON null as `null`.
+  if (value === undefined) return ''
   if (typeof value === 'bigint') return value.toString()
   return JSON.stringify(value) ?? ''
 }

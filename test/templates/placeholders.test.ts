@@ -221,8 +221,12 @@ describe('value types', () => {
     expect(fields('{{o}} {{l}} {{e}} {{n}}', payload).text_body).toBe('{"a":1,"b":"x"} [1,"two",null] {} []')
   })
 
-  it('renders a null value as an empty string, not the word null', () => {
-    expect(fields('[{{v}}]', { v: null })).toEqual({ subject: '[]', text_body: '[]', html_body: '[]' })
+  it('renders a null value as its JSON text, as every non-string value', () => {
+    expect(fields('[{{v}}]', { v: null })).toEqual({
+      subject: '[null]',
+      text_body: '[null]',
+      html_body: '[null]',
+    })
   })
 
   it('renders undefined, functions and symbols (not JSON values) as empty', () => {
