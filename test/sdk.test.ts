@@ -191,3 +191,55 @@ describe('sending through the SDK', () => {
     }
   })
 })
+
+describe('queued mail, audiences and batches through the SDK', () => {
+  it('enqueues, imports an audience, creates and reads a batch, and types the Pro refusal', async () => {
+    const sink = await startSmtpSink({ port: 465 })
+    try {
+      const owner = await seedAccount(app, {
+        plan: 'pro',
+        connection: { ...sink.login, from: 'sdk-pro@example.com' },
+      })
+      const mailroom = clientFor(owner)
+      const queued = await mailroom.enqueue({ to: 'ada@example.com', subject: 'Later', text_body: 'Hi' })
+      expect(queued).toEqual({
+        success: true,
+        message: humanText,
+        outboxId: expect.any(Number),
+        from: 'sdk-pro@example.com',
+        queuedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      })
+
+      const { audience } = await mailroom.audiences.create({ name: 'SDK readers' })
+      const added = await mailroom.audiences.members.add(audience.id, [
+        { email: 'ada@example.com', payload: { first_name: 'Ada' } },
+        { email: 'ADA@example.com' },
+      ])
+      expect(added).toEqual({ success: true, inserted: 1, duplicates: 1, message: humanText })
+
+      const created = await mailroom.batches.create({
+        template: { subject: 'Hi {{first_name}}', text_body: 'Hello' },
+        audience_id: audience.id,
+      })
+      expect(created).toEqual({
+        success: true,
+        batch_id: expect.any(Number),
+        total_count: 1,
+        message: humanText,
+        status_url: `/v1/batches/${created.batch_id}`,
+      })
+      const { batch } = await mailroom.batches.get(created.batch_id)
+      expect(batch).toMatchObject({ id: created.batch_id, status: 'pending', total_count: 1, progress: 0 })
+      const running = await failure(() => mailroom.batches.delete(created.batch_id))
+      expect(running.code).toBe('INVALID_STATUS')
+
+      const free = clientFor(await seedAccount(app))
+      const refused = await failure(() => free.batches.create({ emails: [] }))
+      expect(refused.status).toBe(403)
+      expect(refused.code).toBe('FEATURE_NOT_AVAILABLE')
+      expect(refused.details).toEqual({ feature: 'batch_sending', upgradeRequired: true })
+    } finally {
+      await sink.close()
+    }
+  })
+})
