@@ -7,7 +7,7 @@ import { standardError } from '../errors.ts'
 import type { BatchSchema } from '../generated/routes.ts'
 import type { Caller } from '../keys/keys.ts'
 import { newMessageId } from '../sending/outbox.ts'
-import { enqueueMessages, type QueuedMessage } from '../sending/queue.ts'
+import { enqueueMessages } from '../sending/queue.ts'
 import { compileContent, type MessageContent, type Payload } from '../templates/placeholders.ts'
 import { scheduleQueueRun } from '../worker/jobs.ts'
 import { type BatchRequest, checkBatchMode, checkBatchSize, uniqueAddresses } from './batch-request.ts'
@@ -55,23 +55,20 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
     }
     await enqueueMessages(
       tx,
-      recipients.map(
-        ({ to, content }): QueuedMessage => ({
-          accountId: caller.accountId,
-          connectionId: connection.id,
-          from: connection.from_address,
-          to: [to],
-          cc: [],
-          bcc: [],
-          subject: content.subject,
-          text_body: content.text_body,
-          html_body: content.html_body,
-          messageId: newMessageId(connection.from_address),
-          batchId: row.id,
-        }),
-      ),
+      connection.id,
+      recipients.map(({ to, content }) => ({
+        accountId: caller.accountId,
+        from: connection.from_address,
+        to: [to],
+        cc: [],
+        bcc: [],
+        subject: content.subject,
+        text_body: content.text_body,
+        html_body: content.html_body,
+        messageId: newMessageId(connection.from_address),
+        batchId: row.id,
+      })),
     )
-    await scheduleQueueRun(tx, connection.id)
     return row
   })
   return {

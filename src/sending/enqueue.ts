@@ -1,7 +1,6 @@
 import { selectConnection } from '../connections/selection.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Caller } from '../keys/keys.ts'
-import { scheduleQueueRun } from '../worker/jobs.ts'
 import type { EmailRequest } from './email-request.ts'
 import { outboxMessage } from './outbox.ts'
 import { enqueueMessages } from './queue.ts'
@@ -17,19 +16,17 @@ export interface EnqueueResult {
 /**
  * POST /enqueue after validation (and the plan check): the connection is chosen as for /send except that a
  * paused one is accepted (the mail waits for it). The outbox record and the job that sends it
- * are written in one transaction, so accepted mail always has a worker run coming.
+ * are written in one statement, so accepted mail always has a worker run coming.
  */
 export async function enqueue(sql: Sql, caller: Caller, request: EmailRequest): Promise<EnqueueResult> {
   const connection = await selectConnection(sql, caller, request.from, 'queued')
-  const message = {
-    ...outboxMessage(caller, connection, request),
-    text_body: request.text_body,
-    html_body: request.html_body,
-  }
-  // Both statements at once: postgres.js pipelines them on the transaction's connection.
-  const [[queued]] = await sql.begin((tx) =>
-    Promise.all([enqueueMessages(tx, [message]), scheduleQueueRun(tx, connection.id)]),
-  )
+  const [queued] = await enqueueMessages(sql, connection.id, [
+    {
+      ...outboxMessage(caller, connection, request),
+      text_body: request.text_body,
+      html_body: request.html_body,
+    },
+  ])
   if (!queued) throw new Error('the queued message was not recorded')
   return {
     success: true,

@@ -1,6 +1,7 @@
 import type { Plan } from '../accounts/plans.ts'
 import type { SendingConnection } from '../connections/selection.ts'
 import type { Db } from '../db/sql.ts'
+import { queueRunRequest } from '../worker/jobs.ts'
 import type { OutgoingMessage } from './deliver.ts'
 import { ATTEMPT_LEASE_SECONDS, type OutboxMessage } from './outbox.ts'
 
@@ -16,15 +17,18 @@ export interface QueuedMessage extends OutboxMessage {
   batchId?: number
 }
 
-/** Puts messages in the queue, due now. Returns their outbox ids and when they were queued. */
+/**
+ * Puts messages for one connection in the queue, due now, and asks for a run of its queue, in
+ * one statement. Returns their outbox ids, in order, and when they were queued.
+ */
 export async function enqueueMessages(
-  tx: Db,
-  messages: QueuedMessage[],
+  db: Db,
+  connectionId: number,
+  messages: Omit<QueuedMessage, 'connectionId'>[],
 ): Promise<{ id: number; queued_at: Date }[]> {
   if (messages.length === 0) return []
   const rows = messages.map((m) => ({
     account_id: m.accountId,
-    connection_id: m.connectionId,
     from_address: m.from,
     to_addresses: m.to,
     cc_addresses: m.cc,
@@ -36,18 +40,22 @@ export async function enqueueMessages(
     batch_id: m.batchId ?? null,
   }))
   // One statement for any number of messages: a batch of thousands is queued in one round trip.
-  return tx<{ id: number; queued_at: Date }[]>`
-    insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, text_body, html_body, message_id, batch_id, next_attempt_at)
-    select account_id, connection_id, 'queued', from_address, to_addresses, cc_addresses, bcc_addresses,
-           subject, text_body, html_body, message_id, batch_id, mailroom_now()
-    from rows from (jsonb_to_recordset(${tx.json(rows)}) as (
-           account_id int, connection_id int, from_address text, to_addresses text[], cc_addresses text[],
-           bcc_addresses text[], subject text, text_body text, html_body text, message_id text, batch_id int))
-         with ordinality as m(account_id, connection_id, from_address, to_addresses, cc_addresses,
-                              bcc_addresses, subject, text_body, html_body, message_id, batch_id, n)
-    order by n
-    returning id, created_at as queued_at`
+  return db<{ id: number; queued_at: Date }[]>`
+    with queued as (
+      insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
+                          bcc_addresses, subject, text_body, html_body, message_id, batch_id, next_attempt_at)
+      select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
+             bcc_addresses, subject, text_body, html_body, message_id, batch_id, mailroom_now()
+      from rows from (jsonb_to_recordset(${db.json(rows)}) as (
+             account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
+             subject text, text_body text, html_body text, message_id text, batch_id int))
+           with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
+                                text_body, html_body, message_id, batch_id, n)
+      order by n
+      returning id, created_at as queued_at
+    ), run as (${queueRunRequest(db, connectionId)})
+    -- Referring to the run makes it happen; ids follow the messages' order.
+    select id, queued_at from queued, (select count(*) from run) as requested order by id`
 }
 
 /** A claimed message, with its connection as it is now and the account's plan. */
