@@ -1,3 +1,4 @@
+import type { Plan } from '../accounts/plans.ts'
 import type { Db } from '../db/sql.ts'
 import { standardError } from '../errors.ts'
 import type { Caller } from '../keys/keys.ts'
@@ -30,6 +31,16 @@ export type SendMode = 'now' | 'queued'
 const COLUMNS = (sql: Db) => sql`
   id, account_id, from_address, host, port, username, password_encrypted, quota, quota_period, rate,
   disabled, coalesce(paused_until > mailroom_now(), false) as paused, is_default`
+
+/** A connection as its queue's runs send through it, with its account's plan; undefined once deleted. */
+export async function queueConnection(sql: Db, id: number): Promise<QueueConnection | undefined> {
+  const [row] = await sql<QueueConnection[]>`
+    select ${COLUMNS(sql)}, (select plan from accounts a where a.id = c.account_id) as plan
+    from connections c where id = ${id}`
+  return row
+}
+
+export type QueueConnection = SendingConnection & { plan: Plan }
 
 /**
  * Chooses the connection a send goes through, with the rulings' order and errors: a key scoped

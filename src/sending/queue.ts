@@ -1,5 +1,3 @@
-import type { Plan } from '../accounts/plans.ts'
-import type { SendingConnection } from '../connections/selection.ts'
 import type { Db } from '../db/sql.ts'
 import { queueRunRequest } from '../worker/jobs.ts'
 import type { OutgoingMessage } from './deliver.ts'
@@ -58,21 +56,16 @@ export async function enqueueMessages(
     select id, queued_at from queued, (select count(*) from run) as requested order by id`
 }
 
-/** A claimed message, with its connection as it is now and the account's plan. */
+/** A claimed message and what its retry schedule needs. */
 export interface ClaimedMessage {
   id: number
-  accountId: number
-  plan: Plan
   failures: number
   deferrals: number
-  connection: SendingConnection
   message: OutgoingMessage
 }
 
 interface ClaimRow {
   id: number
-  account_id: number
-  plan: Plan
   failures: number
   deferrals: number
   message_id: string
@@ -82,13 +75,12 @@ interface ClaimRow {
   subject: string
   text_body: string | null
   html_body: string | null
-  connection: SendingConnection
 }
 
 /**
  * Takes the connection's next due message for `processId`, skipping those other senders hold,
- * unless the connection is disabled or paused. Inside the caller's transaction, so that a limit
- * refusing it afterwards puts it back untouched.
+ * unless the connection is disabled, paused or backing off. Inside the caller's transaction, so
+ * that a limit refusing the send puts it back untouched.
  */
 export async function claimNext(
   tx: Db,
@@ -105,24 +97,16 @@ export async function claimNext(
     )
     update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
       updated_at = now()
-    from next, connections c, accounts a
-    where o.id = next.id and c.id = o.connection_id and a.id = o.account_id
-      and not c.disabled and not coalesce(c.paused_until > mailroom_now(), false)
-      and not coalesce(c.queue_backoff_until > mailroom_now(), false)
-    returning o.id, o.account_id, a.plan, o.failures, o.deferrals, o.message_id, o.to_addresses,
-      o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-      json_build_object('id', c.id, 'account_id', c.account_id, 'from_address', c.from_address,
-        'host', c.host, 'port', c.port, 'username', c.username, 'password_encrypted', c.password_encrypted,
-        'quota', c.quota, 'quota_period', c.quota_period, 'rate', c.rate, 'disabled', c.disabled,
-        'paused', false, 'is_default', c.is_default) as connection`
+    from next, connections c
+    where o.id = next.id and c.id = o.connection_id
+      and not c.disabled and not coalesce(greatest(c.paused_until, c.queue_backoff_until) > mailroom_now(), false)
+    returning o.id, o.failures, o.deferrals, o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses,
+      o.subject, o.text_body, o.html_body`
   if (!row) return undefined
   return {
     id: row.id,
-    accountId: row.account_id,
-    plan: row.plan,
     failures: row.failures,
     deferrals: row.deferrals,
-    connection: row.connection,
     message: {
       messageId: row.message_id,
       to: row.to_addresses,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { queueConnection } from '../connections/selection.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { queueState } from '../sending/queue.ts'
 import type { RetryPolicy } from '../sending/retry-policy.ts'
@@ -25,6 +26,10 @@ const SLEEP_THROUGH_MS = 2_000
  * disabled connection gets no next run: enabling it schedules one.
  */
 export async function drainQueue(context: SendContext, connectionId: number, options: DrainOptions) {
+  // Read once a run: a change to the connection schedules a run of its own, which reads it anew.
+  const connection = await queueConnection(context.sql, connectionId)
+  // A deleted connection's mail was failed when it was deleted.
+  if (!connection) return
   let blockedForMs = 0
   // Stops every lane: a long wait on the connection, or a lane failing (the database gone, say)
   // before the run fails and graphile-worker retries it.
@@ -32,7 +37,7 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const stop = AbortSignal.any([options.stopping, halt.signal])
   const lane = async () => {
     while (!stop.aborted) {
-      const outcome = await sendNextQueued(context, connectionId, options.processId, options.policy)
+      const outcome = await sendNextQueued(context, connection, options.processId, options.policy)
       if (outcome.kind === 'idle') return
       if (outcome.kind === 'blocked') {
         if (outcome.waitMs > SLEEP_THROUGH_MS) {
