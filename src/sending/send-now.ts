@@ -52,14 +52,19 @@ export async function sendNow(
   let attempt: { id: number; reservation: Reservation }
   try {
     attempt = await sql.begin(async (tx) => {
-      // The key is claimed before any limit is touched: a concurrent request with the same key
-      // waits here on the unique index, then replays or finds it in flight, and never sees a 429
-      // caused by the very message it duplicates.
-      const id = await recordAttempt(tx, { ...message, idempotencyKey: keyHash })
-      if (id === undefined) throw new KeyTaken()
-      const reservation = await reserve(tx, caller.plan, caller.accountId, connection)
-      await recordReservation(tx, id, reservation)
-      return { id, reservation }
+      // Issued together, so postgres.js pipelines them, and run in this order: the key is claimed
+      // before any limit is touched. A concurrent request with the same key waits on the unique
+      // index, then replays or finds it in flight, and never sees a 429 caused by the very
+      // message it duplicates (a taken key wins over whatever the limits said).
+      const [claim, reserved] = await Promise.allSettled([
+        recordAttempt(tx, { ...message, idempotencyKey: keyHash }),
+        reserve(tx, caller.plan, caller.accountId, connection),
+      ])
+      if (claim.status === 'rejected') throw claim.reason
+      if (claim.value === undefined) throw new KeyTaken()
+      if (reserved.status === 'rejected') throw reserved.reason
+      await recordReservation(tx, claim.value, reserved.value)
+      return { id: claim.value, reservation: reserved.value }
     })
   } catch (error) {
     if (!(error instanceof KeyTaken) || !keyHash) throw error
