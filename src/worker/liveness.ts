@@ -59,7 +59,7 @@ export async function beatAndSweep(
     const jobWorkers = [...new Set([...gone.flatMap((g) => g.job_worker_ids), ...orphans])]
     if (jobWorkers.length) await tx`select graphile_worker.force_unlock_workers(${jobWorkers}::text[])`
     const released = await releaseOrphanedClaims(tx)
-    const stranded = await connectionsWithStrandedMail(tx, DEAD_AFTER_MS)
+    const stranded = await connectionsWithStrandedMail(tx, HEARTBEAT_MS)
     const connections = new Set([...released, ...stranded])
     for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)
     return { dead: gone.length, connections: connections.size }

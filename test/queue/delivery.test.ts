@@ -273,7 +273,8 @@ describe('held mail: paused, disabled, deleted connections', () => {
       },
       10_000,
     )
-    const paused = await record(s, id)
+    // The pause is recorded during the fifth attempt, just before the message goes back to the queue.
+    const paused = await waitForOutbox(app, s.accountId, id, (r) => r.status !== 'sending')
     expect(paused).toMatchObject({ status: 'queued', attempts: 5 })
     await sleep(1_500)
     expect(await record(s, id)).toMatchObject({ status: 'queued', attempts: 5 })
@@ -326,9 +327,9 @@ describe('held mail: paused, disabled, deleted connections', () => {
 })
 
 describe('limits make queued mail wait, never fail', () => {
-  it('quota used up: the mail waits for the next window (injected clock: 3 s before the top of the hour)', async () => {
-    // Mailroom's clock reaches a top of the hour 4 s from now.
-    const { app: clockApp, boundary } = await startAppBeforeTopOfHour(4_000)
+  it('quota used up: the mail waits for the next window (injected clock: 8 s before the top of the hour)', async () => {
+    // Mailroom's clock reaches a top of the hour 8 s from now.
+    const { app: clockApp, boundary } = await startAppBeforeTopOfHour(8_000)
     const clockSinks: SmtpSink[] = []
     let clockWorker: RunningWorker | undefined
     try {
@@ -356,7 +357,7 @@ describe('limits make queued mail wait, never fail', () => {
         await sleep(100)
       }
 
-      const all = await s.sink.waitForMessages(3, 9_000)
+      const all = await s.sink.waitForMessages(3, 13_000)
       const last = all[2] as ReceivedMessage
       expect(last.envelope.to).toEqual(['hourly3@example.com'])
       expect(last.receivedAt.getTime()).toBeGreaterThanOrEqual(boundary - 50)
