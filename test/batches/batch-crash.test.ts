@@ -4,18 +4,16 @@
  * finishes it within a minute, and a recipient sent twice (outcome unknown at the kill) got the
  * same Message-ID both times.
  */
-import { once } from 'node:events'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type RunningWorker, startWorker } from '../../src/worker/worker.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { addresses, batchOf, createdBatch, poll, waitForBatchEnd } from '../support/batches.ts'
-import { type MailroomProcess, mailroomEnv, spawnMailroom } from '../support/queue.ts'
+import { killWorkerProcessAfter } from '../support/queue.ts'
 import { closeAppAndSinks, startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
 let app: TestApp
 const sinks: SmtpSink[] = []
-let child: MailroomProcess | undefined
 let worker: RunningWorker | undefined
 
 beforeAll(async () => {
@@ -23,7 +21,6 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await child?.stop()
   await worker?.stop()
   await closeAppAndSinks(app, sinks)
 })
@@ -50,18 +47,7 @@ it('kill -9 mid-batch: every one of 300 recipients is delivered within a minute 
   const id = await createdBatch(app, s.key, { template: { subject: 'Crash', text_body: 'x' }, recipients })
   expect((await batchOf(app, s.key, id)).status).toBe('pending')
 
-  const first = spawnMailroom(['start', '--worker-only'], mailroomEnv(app.db.url))
-  child = first
-  await poll(
-    () => `50 recipients served by the worker process (output: ${first.output()})`,
-    () => (s.sink.messages.length >= 50 ? true : undefined),
-    30_000,
-    5,
-  )
-  const exited = once(first.child, 'exit')
-  first.child.kill('SIGKILL')
-  await exited
-  const atKill = s.sink.messages.length
+  const atKill = await killWorkerProcessAfter(app.db.url, s.sink, 50)
   expect(atKill, 'killed in the middle of the batch').toBeLessThan(TOTAL)
   expect((await batchOf(app, s.key, id)).status).toBe('running')
 

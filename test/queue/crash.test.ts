@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../support/app.ts'
 import {
   email,
   enqueued,
+  killWorkerProcessAfter,
   type MailroomProcess,
   mailroomEnv,
   outboxStatusCounts,
@@ -81,17 +82,7 @@ describe('kill -9 during a run of 200 queued emails', () => {
       await Promise.all(recipients.slice(i, i + 50).map((to) => enqueued(app, s.key, email({ to }))))
     }
 
-    const first = spawnWorkerOnly()
-    await waitFor(
-      () => `30 messages from the first worker process (output: ${first.output()})`,
-      () => (s.sink.messages.length >= 30 ? true : undefined),
-      30_000,
-      5,
-    )
-    const exited = once(first.child, 'exit')
-    first.child.kill('SIGKILL')
-    await exited
-    const atKill = s.sink.messages.length
+    const atKill = await killWorkerProcessAfter(app.db.url, s.sink, 30)
     expect(atKill, 'killed in the middle of the run').toBeLessThan(TOTAL)
 
     const restartedAt = Date.now()

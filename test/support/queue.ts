@@ -191,3 +191,28 @@ export function spawnMailroom(args: string[], env: NodeJS.ProcessEnv): MailroomP
     },
   }
 }
+
+/**
+ * Runs a real worker process (`mailroom start --worker-only`) on `databaseUrl` until `sink` has
+ * `count` messages, then kills it with SIGKILL. Returns how many messages had arrived by then.
+ */
+export async function killWorkerProcessAfter(
+  databaseUrl: string,
+  sink: { messages: unknown[] },
+  count: number,
+): Promise<number> {
+  const worker = spawnMailroom(['start', '--worker-only'], mailroomEnv(databaseUrl))
+  try {
+    await waitFor(
+      () => `${count} messages from the worker process (output: ${worker.output()})`,
+      () => (sink.messages.length >= count ? true : undefined),
+      30_000,
+      5,
+    )
+  } finally {
+    const exited = once(worker.child, 'exit')
+    worker.child.kill('SIGKILL')
+    await exited
+  }
+  return sink.messages.length
+}
