@@ -123,20 +123,26 @@ export async function claimNext(
 export const CONNECTION_DELETED = 'connection deleted'
 
 /**
- * Back to the queue, due after `delayMs`. `error` is kept as the last error for the outbox. Mail
- * whose connection was deleted meanwhile fails instead: nothing would ever send it.
+ * Back to `queued` with `error` as the last error; but mail whose connection was deleted
+ * meanwhile fails instead, since nothing would ever send it.
  */
+function backToQueue(sql: Db, error: string) {
+  return sql`
+    status = case when connection_id is null then 'failed' else 'queued' end,
+    error = case when connection_id is null then ${CONNECTION_DELETED} else ${error} end`
+}
+
+/** Back to the queue, due after `delayMs` (see backToQueue). */
 export async function requeue(
   sql: Db,
   id: number,
   delayMs: number,
   error: string,
-  counter: 'failures' | 'deferrals' | null,
+  counter: 'failures' | 'deferrals',
 ): Promise<void> {
   await sql`
     update outbox set
-      status = case when connection_id is null then 'failed' else 'queued' end,
-      error = case when connection_id is null then ${CONNECTION_DELETED} else ${error} end,
+      ${backToQueue(sql, error)},
       failures = failures + ${counter === 'failures' ? 1 : 0},
       deferrals = deferrals + ${counter === 'deferrals' ? 1 : 0},
       next_attempt_at = mailroom_now() + ${delayMs} * interval '1 millisecond',
@@ -208,13 +214,6 @@ export async function connectionsWithStrandedMail(sql: Db, graceMs: number): Pro
   return rows.map((r) => r.connection_id)
 }
 
-/** Connections with queued mail: at start-up each gets a queue run, whatever happened before. */
-export async function connectionsWithQueuedMail(sql: Db): Promise<number[]> {
-  const rows = await sql<{ connection_id: number }[]>`
-    select distinct connection_id from outbox where status = 'queued' and connection_id is not null`
-  return rows.map((r) => r.connection_id)
-}
-
 const INTERRUPTED = 'The worker sending it stopped before the SMTP server answered; it is sent again'
 
 /**
@@ -226,8 +225,7 @@ const INTERRUPTED = 'The worker sending it stopped before the SMTP server answer
 export async function releaseOrphanedClaims(tx: Db): Promise<number[]> {
   const rows = await tx<{ connection_id: number | null }[]>`
     update outbox set
-      status = case when connection_id is null then 'failed' else 'queued' end,
-      error = case when connection_id is null then ${CONNECTION_DELETED} else ${INTERRUPTED} end,
+      ${backToQueue(tx, INTERRUPTED)},
       next_attempt_at = mailroom_now(), claimed_by = null, updated_at = now()
     where claimed_by is not null and status = 'sending'
       and (claimed_by not in (select id from worker_processes)

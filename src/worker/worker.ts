@@ -2,11 +2,10 @@ import { EventEmitter } from 'node:events'
 import { run, runMigrations, type WorkerEvents, Logger as WorkerLogger } from 'graphile-worker'
 import pg from 'pg'
 import type { Logger } from '../log.ts'
-import { connectionsWithQueuedMail } from '../sending/queue.ts'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../sending/retry-policy.ts'
 import type { Services } from '../services.ts'
 import { drainQueue } from './drain-queue.ts'
-import { QUEUE_TASK, type QueueRunPayload, scheduleQueueRun } from './jobs.ts'
+import { QUEUE_TASK, type QueueRunPayload } from './jobs.ts'
 import {
   beatAndSweep,
   HEARTBEAT_MS,
@@ -106,8 +105,6 @@ export async function startWorker(
     // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
     crontab: '17 * * * * purge_expired ?fill=1h',
   })
-  // Whatever stopped before (a crash, a lost job), every queue with mail gets a run.
-  for (const connectionId of await connectionsWithQueuedMail(sql)) await scheduleQueueRun(sql, connectionId)
   return {
     async stop() {
       stopping.abort()
