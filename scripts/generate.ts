@@ -1,7 +1,9 @@
 /**
  * Generates the code that follows from openapi/openapi.yaml:
  *   src/generated/routes.ts     zod validators and @hono/zod-openapi route definitions
+ *   src/generated/errors.ts     the service's error catalog
  *   sdk/src/generated/schema.ts the SDK's types (openapi-typescript)
+ *   sdk/src/generated/errors.ts the SDK's error codes
  *
  *   npm run generate            write both files
  *   npm run generate -- --check exit 1 naming the files that are out of date, write nothing
@@ -12,6 +14,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
+import { readCatalog, sdkCatalogSource, serviceCatalogSource } from './generate/errors.ts'
 import { routesSource } from './generate/routes.ts'
 import { sdkTypesSource } from './generate/sdk.ts'
 import { isObject } from './generate/zod.ts'
@@ -32,9 +35,12 @@ export async function generate(options: { root?: string } = {}): Promise<Generat
   if (!isObject(doc) || typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.1')) {
     throw new Error(`${SOURCE}: expected an OpenAPI 3.1 document`)
   }
+  const catalog = readCatalog(doc)
   return [
     { path: 'src/generated/routes.ts', content: format(`${HEADER}\n${routesSource(doc)}`) },
+    { path: 'src/generated/errors.ts', content: format(`${HEADER}\n${serviceCatalogSource(catalog)}`) },
     { path: 'sdk/src/generated/schema.ts', content: format(`${HEADER}\n${await sdkTypesSource(doc)}`) },
+    { path: 'sdk/src/generated/errors.ts', content: format(`${HEADER}\n${sdkCatalogSource(catalog)}`) },
   ]
 }
 

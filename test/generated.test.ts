@@ -19,7 +19,12 @@ import {
 describe('generated files', () => {
   it('match openapi/openapi.yaml (run `npm run generate` when this fails)', async () => {
     const files = await generate()
-    expect(files.map((f) => f.path)).toEqual(['src/generated/routes.ts', 'sdk/src/generated/schema.ts'])
+    expect(files.map((f) => f.path)).toEqual([
+      'src/generated/routes.ts',
+      'src/generated/errors.ts',
+      'sdk/src/generated/schema.ts',
+      'sdk/src/generated/errors.ts',
+    ])
     for (const file of files) {
       const committed = await readFile(path.join(ROOT, file.path), 'utf8').catch(() => '<missing>')
       expect(committed, `${file.path} is out of date: run npm run generate`).toBe(file.content)

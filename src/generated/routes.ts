@@ -649,7 +649,29 @@ export const ErrorDetailsSchema = z
 
 export const StandardErrorSchema = z
   .object({
-    code: z.string().openapi({ description: 'Stable machine-readable code.', example: 'QUOTA_EXCEEDED' }),
+    code: z
+      .enum([
+        'INVALID_JSON',
+        'INVALID_ID',
+        'TOO_MANY_RECIPIENTS',
+        'BATCH_TOO_LARGE',
+        'IDEMPOTENCY_KEY_IN_FLIGHT',
+        'INVALID_STATUS',
+        'NO_CONNECTION',
+        'CONNECTION_NOT_FOUND',
+        'CONNECTION_SCOPE_MISMATCH',
+        'CONNECTION_PAUSED',
+        'FEATURE_NOT_AVAILABLE',
+        'BATCH_NOT_FOUND',
+        'RESOURCE_NOT_FOUND',
+        'NOT_FOUND',
+        'PAYLOAD_TOO_LARGE',
+        'RATE_LIMITED',
+        'QUOTA_EXCEEDED',
+        'DAILY_LIMIT_REACHED',
+        'INTERNAL_ERROR',
+      ])
+      .openapi({ description: 'Stable machine-readable code.', example: 'QUOTA_EXCEEDED' }),
     message: z
       .string()
       .openapi({
@@ -660,15 +682,28 @@ export const StandardErrorSchema = z
   })
   .openapi({
     description:
-      'Standard error body. Codes: INVALID_JSON, INVALID_ID, TOO_MANY_RECIPIENTS, BATCH_TOO_LARGE, IDEMPOTENCY_KEY_IN_FLIGHT, INVALID_STATUS, NO_CONNECTION, CONNECTION_NOT_FOUND, CONNECTION_SCOPE_MISMATCH, CONNECTION_PAUSED, FEATURE_NOT_AVAILABLE, BATCH_NOT_FOUND, RESOURCE_NOT_FOUND, NOT_FOUND, PAYLOAD_TOO_LARGE, RATE_LIMITED, QUOTA_EXCEEDED, DAILY_LIMIT_REACHED, INTERNAL_ERROR.',
+      'Standard error body. `code` is one of the codes below (see the error catalog, `x-error-catalog`, for when each is answered); `message` is human text and may change.',
   })
   .openapi('StandardError')
 
 export const SimpleErrorSchema = z
-  .object({ error: z.string().openapi({ description: 'Human-readable reason.', example: 'Access denied' }) })
+  .object({
+    error: z
+      .enum([
+        'Invalid audience',
+        'Audience has no members',
+        'Missing or invalid Authorization header',
+        'Invalid or expired API token',
+        'Access denied',
+        'Audience not found',
+        'Member not found',
+        'Template not found',
+      ])
+      .openapi({ description: "The error's fixed text.", example: 'Access denied' }),
+  })
   .openapi({
     description:
-      'Simple error body, used for authentication failures and some audience/template checks (e.g. `Access denied`, `Invalid audience`, `Audience has no members`, not-found texts).',
+      'Simple error body, used for authentication failures and some audience/template checks. `error` is one of the fixed texts below; tell them apart by status and text.',
   })
   .openapi('SimpleError')
 

@@ -953,13 +953,33 @@ export interface components {
        */
       feature?: string
     }
-    /** @description Standard error body. Codes: INVALID_JSON, INVALID_ID, TOO_MANY_RECIPIENTS, BATCH_TOO_LARGE, IDEMPOTENCY_KEY_IN_FLIGHT, INVALID_STATUS, NO_CONNECTION, CONNECTION_NOT_FOUND, CONNECTION_SCOPE_MISMATCH, CONNECTION_PAUSED, FEATURE_NOT_AVAILABLE, BATCH_NOT_FOUND, RESOURCE_NOT_FOUND, NOT_FOUND, PAYLOAD_TOO_LARGE, RATE_LIMITED, QUOTA_EXCEEDED, DAILY_LIMIT_REACHED, INTERNAL_ERROR. */
+    /** @description Standard error body. `code` is one of the codes below (see the error catalog, `x-error-catalog`, for when each is answered); `message` is human text and may change. */
     StandardError: {
       /**
        * @description Stable machine-readable code.
        * @example QUOTA_EXCEEDED
+       * @enum {string}
        */
-      code: string
+      code:
+        | 'INVALID_JSON'
+        | 'INVALID_ID'
+        | 'TOO_MANY_RECIPIENTS'
+        | 'BATCH_TOO_LARGE'
+        | 'IDEMPOTENCY_KEY_IN_FLIGHT'
+        | 'INVALID_STATUS'
+        | 'NO_CONNECTION'
+        | 'CONNECTION_NOT_FOUND'
+        | 'CONNECTION_SCOPE_MISMATCH'
+        | 'CONNECTION_PAUSED'
+        | 'FEATURE_NOT_AVAILABLE'
+        | 'BATCH_NOT_FOUND'
+        | 'RESOURCE_NOT_FOUND'
+        | 'NOT_FOUND'
+        | 'PAYLOAD_TOO_LARGE'
+        | 'RATE_LIMITED'
+        | 'QUOTA_EXCEEDED'
+        | 'DAILY_LIMIT_REACHED'
+        | 'INTERNAL_ERROR'
       /**
        * @description Human text; may change.
        * @example Connection quota of 500 emails per day used
@@ -967,13 +987,22 @@ export interface components {
       message: string
       details?: components['schemas']['ErrorDetails']
     }
-    /** @description Simple error body, used for authentication failures and some audience/template checks (e.g. `Access denied`, `Invalid audience`, `Audience has no members`, not-found texts). */
+    /** @description Simple error body, used for authentication failures and some audience/template checks. `error` is one of the fixed texts below; tell them apart by status and text. */
     SimpleError: {
       /**
-       * @description Human-readable reason.
+       * @description The error's fixed text.
        * @example Access denied
+       * @enum {string}
        */
-      error: string
+      error:
+        | 'Invalid audience'
+        | 'Audience has no members'
+        | 'Missing or invalid Authorization header'
+        | 'Invalid or expired API token'
+        | 'Access denied'
+        | 'Audience not found'
+        | 'Member not found'
+        | 'Template not found'
     }
     ValidationIssue: {
       /**
