@@ -1,66 +1,52 @@
 import type { z } from 'zod'
+import { ERROR_CATALOG, type ErrorCatalogEntry, type ErrorCode } from './generated/errors.ts'
 import type { ErrorDetailsSchema, ValidationIssueSchema } from './generated/routes.ts'
 
-/**
- * The one error type of Mailroom. Domain modules throw it with the status and body the
- * specification prescribes; the HTTP layer sends it as is and the operator command prints its
- * message. The specification's body shapes are built by the helpers below.
- */
+export type { ErrorCode }
 export type ErrorDetails = z.infer<typeof ErrorDetailsSchema>
 export type ValidationIssue = z.infer<typeof ValidationIssueSchema>
 
-export type StandardErrorBody = { code: string; message: string; details?: ErrorDetails }
-export type SimpleErrorBody = { error: string }
-export type TemplateLimitBody = SimpleErrorBody & {
-  limit: number
-  used: number
-  upgradeRequired: boolean
-  message: string
+export interface AppErrorOptions {
+  details?: ErrorDetails
+  /** The validation issues of a VALIDATION_ERROR. */
+  issues?: ValidationIssue[]
+  /** How long until the same request could succeed: a limit's wait (see quota/limit-reached.ts). */
+  waitMs?: number
+  cause?: unknown
 }
-export type ValidationErrorBody = { success: false; error: { name: 'ZodError'; issues: ValidationIssue[] } }
-export type ErrorBody = StandardErrorBody | SimpleErrorBody | TemplateLimitBody | ValidationErrorBody
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+/**
+ * The one error Mailroom raises for a refusal, by a code of the error catalog
+ * (openapi/openapi.yaml, x-error-catalog). It says what went wrong and nothing of how to say
+ * it: each entry point renders it its own way (the HTTP layer the specification's body shape,
+ * status and Retry-After; the operator command and the dashboard a readable line).
+ */
+export class AppError extends Error {
+  override name = 'AppError'
+  readonly details: ErrorDetails | undefined
+  readonly issues: ValidationIssue[] | undefined
+  readonly waitMs: number | undefined
 
-export class ApiError extends Error {
   constructor(
-    readonly status: ErrorStatus,
-    readonly body: ErrorBody,
-    readonly headers: Record<string, string> = {},
+    readonly code: ErrorCode,
+    /** Human text; a simple error's defaults to its fixed text. */
+    message?: string,
+    options: AppErrorOptions = {},
   ) {
-    super(describe(body))
-    this.name = 'ApiError'
+    const entry: ErrorCatalogEntry = ERROR_CATALOG[code]
+    super(message ?? entry.error ?? code, options.cause === undefined ? {} : { cause: options.cause })
+    this.details = options.details
+    this.issues = options.issues
+    this.waitMs = options.waitMs
   }
-
-  get code(): string | undefined {
-    return 'code' in this.body ? this.body.code : undefined
-  }
 }
 
-function describe(body: ErrorBody): string {
-  if ('code' in body) return body.message
-  if (typeof body.error === 'string') return body.error
-  return body.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')
+/** The specification's validation failure, for rules checked outside the generated validators. */
+export function invalidInput(issues: ValidationIssue[]): AppError {
+  return new AppError('VALIDATION_ERROR', describeIssues(issues), { issues })
 }
 
-export function standardError(
-  status: ErrorStatus,
-  code: string,
-  message: string,
-  details?: ErrorDetails,
-  headers: Record<string, string> = {},
-): ApiError {
-  const body: StandardErrorBody = details ? { code, message, details } : { code, message }
-  return new ApiError(status, body, headers)
+/** One readable line: what the operator command prints and the dashboard shows. */
+export function describeIssues(issues: ValidationIssue[]): string {
+  return issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')
 }
-
-export function simpleError(status: ErrorStatus, error: string): ApiError {
-  return new ApiError(status, { error })
-}
-
-/** The specification's validation body, for rules checked outside the generated validators. */
-export function validationError(issues: ValidationIssue[]): ApiError {
-  return new ApiError(400, { success: false, error: { name: 'ZodError', issues } })
-}
-
-export const ACCESS_DENIED = 'Access denied'

@@ -93,13 +93,13 @@ describe('createKey', () => {
   it('refuses a key without a name and creates nothing', async () => {
     const owner = await account()
     const error = await refusal(createKey(app.services.sql, { accountId: owner.id, name: '   ' }))
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_NAME')
     expect(await keyCount(owner.id)).toBe(0)
   })
 
   it('refuses an account that does not exist', async () => {
     const error = await refusal(createKey(app.services.sql, { accountId: 2_000_000_000, name: 'nobody' }))
-    expect(error.status).toBe(404)
+    expect(error.code).toBe('ACCOUNT_NOT_FOUND')
   })
 })
 
@@ -154,7 +154,7 @@ describe('expiration: never, or 7 to 365 days', () => {
     const error = await refusal(
       createKey(app.services.sql, { accountId: owner.id, name: `expiry ${days}`, expiresInDays: days }),
     )
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_EXPIRY')
     expect(error.message).toMatch(/7/)
     expect(error.message).toMatch(/365/)
     expect(await keyCount(owner.id)).toBe(before)
@@ -271,7 +271,7 @@ describe('rotateKey', () => {
   })
 
   it('refuses an unknown key', async () => {
-    expect((await refusal(rotateKey(app.services.sql, 2_000_000_000))).status).toBe(404)
+    expect((await refusal(rotateKey(app.services.sql, 2_000_000_000))).code).toBe('KEY_NOT_FOUND')
   })
 })
 
@@ -285,8 +285,7 @@ describe('revokeKey', () => {
     expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
 
     const error = await refusal(rotateKey(app.services.sql, created.id))
-    expect(error.status).toBeGreaterThanOrEqual(400)
-    expect(error.status).toBeLessThan(500)
+    expect(error.code).toBe('KEY_REVOKED')
     expect(await authenticate(app.services.sql, created.key)).toBeUndefined()
 
     // Still listed, as revoked.
@@ -295,7 +294,7 @@ describe('revokeKey', () => {
   })
 
   it('refuses an unknown key', async () => {
-    expect((await refusal(revokeKey(app.services.sql, 2_000_000_000))).status).toBe(404)
+    expect((await refusal(revokeKey(app.services.sql, 2_000_000_000))).code).toBe('KEY_NOT_FOUND')
   })
 })
 
@@ -326,8 +325,7 @@ describe('connection scope', () => {
     const error = await refusal(
       createKey(app.services.sql, { accountId: owner.id, name: 'stolen', connectionId: other.id }),
     )
-    expect(error.status).toBeGreaterThanOrEqual(400)
-    expect(error.status).toBeLessThan(500)
+    expect(error.code).toBe('UNKNOWN_CONNECTION')
     expect(await keyCount(owner.id)).toBe(before)
   })
 
@@ -349,15 +347,14 @@ describe('connection scope', () => {
       connectionId: own.id,
     })
     const error = await refusal(scopeKey(app.services.sql, created.id, other.id))
-    expect(error.status).toBeGreaterThanOrEqual(400)
-    expect(error.status).toBeLessThan(500)
+    expect(error.code).toBe('UNKNOWN_CONNECTION')
     expect(await authenticate(app.services.sql, created.key)).toMatchObject({ connectionId: own.id })
     const [listed] = (await listKeys(app.services.sql, owner.id)).filter((k) => k.id === created.id)
     expect(listed?.connection_id).toBe(own.id)
   })
 
   it('refuses to scope an unknown key', async () => {
-    expect((await refusal(scopeKey(app.services.sql, 2_000_000_000, null))).status).toBe(404)
+    expect((await refusal(scopeKey(app.services.sql, 2_000_000_000, null))).code).toBe('KEY_NOT_FOUND')
   })
 
   it('stops a key scoped to a connection that is then deleted; an unscoped key keeps working', async () => {

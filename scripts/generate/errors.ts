@@ -141,14 +141,25 @@ function entrySource(entry: CatalogEntry, withApiFlag: boolean): string {
 const BODY_TYPE = `/** How an error's body is shaped (see the specification's "Errors"). */
 export type ErrorBodyShape = ${BODIES.map(literal).join(' | ')}`
 
+const ENTRY_TYPE = (
+  withApiFlag: boolean,
+) => `/** One error: its HTTP status, body shape, and (simple bodies) fixed text. */
+export interface ErrorCatalogEntry {
+  status: ${STATUSES.join(' | ')}
+  body: ErrorBodyShape
+  error?: string${withApiFlag ? '\n  /** Answered by the API (otherwise only by the operator command and the dashboard). */\n  api: boolean' : ''}
+}`
+
 /** src/generated/errors.ts: every entry, with whether the API answers it. */
 export function serviceCatalogSource(entries: CatalogEntry[]): string {
   return `${BODY_TYPE}
 
-/** Every error Mailroom answers: its status, body shape, and (simple bodies) fixed text. */
+${ENTRY_TYPE(true)}
+
+/** Every error Mailroom answers. */
 export const ERROR_CATALOG = {
 ${entries.map((e) => entrySource(e, true)).join('\n')}
-} as const
+} as const satisfies Record<string, ErrorCatalogEntry>
 
 export type ErrorCode = keyof typeof ERROR_CATALOG
 `
@@ -158,13 +169,15 @@ export type ErrorCode = keyof typeof ERROR_CATALOG
 export function sdkCatalogSource(entries: CatalogEntry[]): string {
   return `${BODY_TYPE}
 
-/** Every error the Mailroom API answers: its status, body shape, and (simple bodies) fixed text. */
+${ENTRY_TYPE(false)}
+
+/** Every error the Mailroom API answers. */
 export const API_ERRORS = {
 ${entries
   .filter((e) => e.api)
   .map((e) => entrySource(e, false))
   .join('\n')}
-} as const
+} as const satisfies Record<string, ErrorCatalogEntry>
 
 /** The code of every error the API answers (a simple body's code is the catalog's name for it). */
 export type ApiErrorCode = keyof typeof API_ERRORS

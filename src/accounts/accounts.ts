@@ -1,42 +1,35 @@
-import type { Db, Sql } from '../db/sql.ts'
-import { standardError } from '../errors.ts'
-import { isPlan, type Plan } from './plans.ts'
+import {
+  type AccountRow,
+  insertAccount,
+  lockAccountPlan,
+  selectAccounts,
+  updatePlan,
+} from '../db/accounts.ts'
+import type { Db } from '../db/sql.ts'
+import { AppError } from '../errors.ts'
+import { isPlan, type Plan } from '../plans.ts'
 
-export interface Account {
-  id: number
-  email: string
-  plan: Plan
-  created_at: string
-  updated_at: string
-}
+export type Account = AccountRow
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/
 
-export async function createAccount(sql: Sql, input: { email: string; plan?: string }): Promise<Account> {
+export async function createAccount(db: Db, input: { email: string; plan?: string }): Promise<Account> {
   const plan = checkPlan(input.plan ?? 'free')
   if (!EMAIL.test(input.email))
-    throw standardError(400, 'INVALID_EMAIL', `"${input.email}" is not an email address`)
-  const [account] = await sql<Account[]>`
-    insert into accounts (email, plan) values (${input.email}, ${plan})
-    on conflict do nothing
-    returning id, email, plan, api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
-  if (!account)
-    throw standardError(409, 'ACCOUNT_EXISTS', `an account with email ${input.email} already exists`)
+    throw new AppError('INVALID_EMAIL', `"${input.email}" is not an email address`)
+  const account = await insertAccount(db, input.email, plan)
+  if (!account) throw new AppError('ACCOUNT_EXISTS', `an account with email ${input.email} already exists`)
   return account
 }
 
-export async function setPlan(sql: Sql, accountId: number, plan: string): Promise<Account> {
-  const [account] = await sql<Account[]>`
-    update accounts set plan = ${checkPlan(plan)}, updated_at = now() where id = ${accountId}
-    returning id, email, plan, api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
+export async function setPlan(db: Db, accountId: number, plan: string): Promise<Account> {
+  const account = await updatePlan(db, accountId, checkPlan(plan))
   if (!account) throw accountNotFound(accountId)
   return account
 }
 
-export async function listAccounts(sql: Sql): Promise<Account[]> {
-  return sql<Account[]>`
-    select id, email, plan, api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at
-    from accounts order by id`
+export function listAccounts(db: Db): Promise<Account[]> {
+  return selectAccounts(db)
 }
 
 /**
@@ -44,16 +37,16 @@ export async function listAccounts(sql: Sql): Promise<Account[]> {
  * two concurrent creations cannot both pass a plan's count limit.
  */
 export async function lockAccount(tx: Db, accountId: number): Promise<Plan> {
-  const [row] = await tx<{ plan: Plan }[]>`select plan from accounts where id = ${accountId} for update`
-  if (!row) throw accountNotFound(accountId)
-  return row.plan
+  const plan = await lockAccountPlan(tx, accountId)
+  if (!plan) throw accountNotFound(accountId)
+  return plan
 }
 
 function checkPlan(plan: string): Plan {
-  if (!isPlan(plan)) throw standardError(400, 'INVALID_PLAN', `plan must be "free" or "pro", not "${plan}"`)
+  if (!isPlan(plan)) throw new AppError('INVALID_PLAN', `plan must be "free" or "pro", not "${plan}"`)
   return plan
 }
 
 function accountNotFound(id: number) {
-  return standardError(404, 'ACCOUNT_NOT_FOUND', `no account with id ${id}`)
+  return new AppError('ACCOUNT_NOT_FOUND', `no account with id ${id}`)
 }

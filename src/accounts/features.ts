@@ -1,6 +1,5 @@
-import { standardError } from '../errors.ts'
-import type { Caller } from '../keys/keys.ts'
-import { PLAN_LIMITS, type PlanLimits } from './plans.ts'
+import { AppError } from '../errors.ts'
+import { PLAN_LIMITS, type Plan, type PlanLimits } from '../plans.ts'
 
 /** The Pro features, with the name `details.feature` gives them on a refusal. */
 const FEATURE_NAMES = {
@@ -11,13 +10,12 @@ const FEATURE_NAMES = {
 
 export type Feature = keyof typeof FEATURE_NAMES
 
-/** 403 FEATURE_NOT_AVAILABLE unless the caller's plan includes `feature`. */
-export function requireFeature(caller: Caller, feature: Feature): void {
-  if (PLAN_LIMITS[caller.plan].features[feature]) return
-  throw standardError(
-    403,
+/** 403 FEATURE_NOT_AVAILABLE unless `plan` includes `feature`. */
+export function requireFeature(plan: Plan, feature: Feature): void {
+  if (PLAN_LIMITS[plan].features[feature]) return
+  throw new AppError(
     'FEATURE_NOT_AVAILABLE',
-    `This operation needs the Pro plan; the account is on the ${caller.plan} plan`,
-    { feature: FEATURE_NAMES[feature], upgradeRequired: true },
+    `This operation needs the Pro plan; the account is on the ${plan} plan`,
+    { details: { feature: FEATURE_NAMES[feature], upgradeRequired: true } },
   )
 }

@@ -1,5 +1,5 @@
-import { standardError } from '../errors.ts'
-import { PLAN_LIMITS, type Plan } from './plans.ts'
+import { AppError } from '../errors.ts'
+import { PLAN_LIMITS, type Plan } from '../plans.ts'
 
 type CountedResource = 'connections' | 'apiKeys'
 
@@ -9,10 +9,9 @@ const NOUNS: Record<CountedResource, string> = { connections: 'connection', apiK
 export function assertBelowPlanLimit(plan: Plan, resource: CountedResource, used: number): void {
   const limit = PLAN_LIMITS[plan][resource]
   if (used < limit) return
-  throw standardError(
-    403,
+  throw new AppError(
     'PLAN_LIMIT_REACHED',
     `the ${plan} plan allows ${limit} ${NOUNS[resource]}${limit === 1 ? '' : 's'}; upgrade to Pro for more`,
-    { limit, used, upgradeRequired: true },
+    { details: { limit, used, upgradeRequired: true } },
   )
 }

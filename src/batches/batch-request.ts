@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { standardError, type ValidationIssue, validationError } from '../errors.ts'
+import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import type { BatchRequestSchema } from '../generated/routes.ts'
 
 export type BatchRequest = z.infer<typeof BatchRequestSchema>
@@ -49,7 +49,7 @@ export function checkBatchMode(body: BatchRequest): void {
       }
     }
   }
-  if (issues.length) throw validationError(issues)
+  if (issues.length) throw invalidInput(issues)
 }
 
 /** The first spelling of each address, compared case-insensitively, in request order. */
@@ -67,10 +67,11 @@ export function uniqueAddresses(addresses: string[]): string[] {
 export function checkBatchSize(field: 'recipients' | 'emails', count: number): void {
   if (count <= MAX_BATCH_SIZE) return
   const what = field === 'recipients' ? 'unique recipients' : 'emails'
-  throw standardError(
-    400,
+  throw new AppError(
     'BATCH_TOO_LARGE',
     `A batch may have at most ${MAX_BATCH_SIZE} ${what}; this one has ${count}`,
-    { limit: MAX_BATCH_SIZE, used: count },
+    {
+      details: { limit: MAX_BATCH_SIZE, used: count },
+    },
   )
 }

@@ -1,16 +1,26 @@
 import type { z } from 'zod'
 import { audienceMembersForBatch, createTemporaryAudience } from '../audiences/audiences.ts'
 import { selectConnection } from '../connections/selection.ts'
+import { deleteAudiences } from '../db/audiences.ts'
+import { type BatchRow, batchById, deleteBatchRow, insertBatch, setTemporaryAudience } from '../db/batches.ts'
 import { isStorableId } from '../db/ids.ts'
+import { scheduleQueueRun } from '../db/jobs.ts'
+import {
+  enqueueMessages,
+  type FailedRecipient,
+  failedRecipients,
+  requeueFailedOfBatch,
+} from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
-import { standardError } from '../errors.ts'
+import { templateContent } from '../db/templates.ts'
+import { AppError } from '../errors.ts'
 import type { BatchSchema } from '../generated/routes.ts'
-import type { Caller } from '../keys/keys.ts'
+import type { Caller } from '../keys/caller.ts'
 import { newMessageId } from '../sending/outbox.ts'
-import { enqueueMessages } from '../sending/queue.ts'
 import { compileContent, type MessageContent, type Payload } from '../templates/placeholders.ts'
-import { scheduleQueueRun } from '../worker/jobs.ts'
 import { type BatchRequest, checkBatchMode, checkBatchSize, uniqueAddresses } from './batch-request.ts'
+
+export type { FailedRecipient }
 
 /** A batch exactly as the contract shows it. */
 export type Batch = z.infer<typeof BatchSchema>
@@ -43,15 +53,18 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
   const recipients = await recipientsOf(sql, caller.accountId, body, unique)
   const connection = await selectConnection(sql, caller, body.from, 'queued')
   const batch = await sql.begin(async (tx) => {
-    const [row] = await tx<{ id: number; name: string }[]>`
-      insert into batches (account_id, connection_id, name, total_count)
-      values (${caller.accountId}, ${connection.id},
-              coalesce(${body.name ?? null}, 'Batch Send ' || api_timestamp(now())), ${recipients.length})
-      returning id, name`
-    if (!row) throw new Error('the batch was not recorded')
+    const row = await insertBatch(tx, {
+      accountId: caller.accountId,
+      connectionId: connection.id,
+      name: body.name ?? null,
+      totalCount: recipients.length,
+    })
     if (unique) {
-      const audienceId = await createTemporaryAudience(tx, caller.accountId, unique, row.name)
-      await tx`update batches set temporary_audience_id = ${audienceId} where id = ${row.id}`
+      await setTemporaryAudience(
+        tx,
+        row.id,
+        await createTemporaryAudience(tx, caller.accountId, unique, row.name),
+      )
     }
     await enqueueMessages(
       tx,
@@ -99,46 +112,10 @@ async function recipientsOf(
   return members.map((member) => ({ to: member.email, content: render(member.payload) }))
 }
 
-async function savedTemplate(sql: Sql, accountId: number, id: number): Promise<MessageContent> {
-  const [template] = isStorableId(id)
-    ? await sql<MessageContent[]>`
-        select subject, text_body, html_body from templates where id = ${id} and account_id = ${accountId}`
-    : []
-  if (!template) throw standardError(404, 'RESOURCE_NOT_FOUND', `No template with id ${id} on this account`)
+async function savedTemplate(db: Db, accountId: number, id: number): Promise<MessageContent> {
+  const template = isStorableId(id) ? await templateContent(db, accountId, id) : undefined
+  if (!template) throw new AppError('RESOURCE_NOT_FOUND', `No template with id ${id} on this account`)
   return template
-}
-
-interface BatchRow {
-  id: number
-  account_id: number
-  name: string
-  total_count: number
-  sent_count: number
-  failed_count: number
-  started: boolean
-  created_at: string
-  updated_at: string
-}
-
-/**
- * A batch with its counts read from its recipients' outbox records: the per-recipient records
- * are the truth, so the figures hold whatever stopped or crashed while it ran.
- */
-async function batchRow(sql: Db, id: number, lock = false): Promise<BatchRow | undefined> {
-  if (!isStorableId(id)) return undefined
-  const [row] = await sql<BatchRow[]>`
-    select b.id, b.account_id, b.name, b.total_count, r.sent_count, r.failed_count, r.started,
-      api_timestamp(b.created_at) as created_at,
-      api_timestamp(greatest(b.updated_at, r.last_change)) as updated_at
-    from batches b cross join lateral (
-      select count(*) filter (where status = 'sent')::int as sent_count,
-             count(*) filter (where status = 'failed')::int as failed_count,
-             coalesce(bool_or(status <> 'queued' or attempts > 0), false) as started,
-             max(updated_at) as last_change
-      from outbox where batch_id = b.id) r
-    where b.id = ${id}
-    ${lock ? sql`for update of b` : sql``}`
-  return row
 }
 
 /**
@@ -163,10 +140,10 @@ function asBatch(row: BatchRow): Batch {
 }
 
 /** The account's batch; another account's is as missing as one that never was. */
-async function ownBatch(sql: Db, accountId: number | null, id: number, lock = false): Promise<BatchRow> {
-  const row = await batchRow(sql, id, lock)
+async function ownBatch(db: Db, accountId: number | null, id: number, lock = false): Promise<BatchRow> {
+  const row = isStorableId(id) ? await batchById(db, id, lock) : undefined
   if (!row || (accountId !== null && row.account_id !== accountId)) {
-    throw standardError(404, 'BATCH_NOT_FOUND', `No batch with id ${id} on this account`)
+    throw new AppError('BATCH_NOT_FOUND', `No batch with id ${id} on this account`)
   }
   return row
 }
@@ -180,32 +157,20 @@ export async function deleteBatch(sql: Sql, accountId: number, id: number): Prom
   await sql.begin(async (tx) => {
     const batch = asBatch(await ownBatch(tx, accountId, id, true))
     if (batch.status === 'pending' || batch.status === 'running') {
-      throw standardError(
-        400,
+      throw new AppError(
         'INVALID_STATUS',
         `Batch ${id} is ${batch.status}; only completed or failed batches can be deleted`,
       )
     }
-    await tx`
-      with gone as (delete from batches where id = ${id} returning temporary_audience_id)
-      delete from audiences where id = (select temporary_audience_id from gone)`
+    const { temporaryAudienceId } = await deleteBatchRow(tx, id)
+    if (temporaryAudienceId !== null) await deleteAudiences(tx, [temporaryAudienceId])
   })
-}
-
-export interface FailedRecipient {
-  outbox_id: number
-  email: string
-  error: string | null
-  attempts: number
-  updated_at: string
 }
 
 /** `mailroom batch failures <id>`: the batch's failed recipients with their errors. */
 export async function batchFailures(sql: Sql, id: number): Promise<FailedRecipient[]> {
   await ownBatch(sql, null, id)
-  return sql<FailedRecipient[]>`
-    select id as outbox_id, to_addresses[1] as email, error, attempts, api_timestamp(updated_at) as updated_at
-    from outbox where batch_id = ${id} and status = 'failed' order by id`
+  return failedRecipients(sql, id)
 }
 
 /**
@@ -214,24 +179,15 @@ export async function batchFailures(sql: Sql, id: number): Promise<FailedRecipie
  */
 export async function retryBatch(sql: Sql, id: number): Promise<Batch> {
   return sql.begin(async (tx) => {
-    await ownBatch(tx, null, id, true)
-    const retried = await tx<{ connection_id: number | null }[]>`
-      update outbox o set status = 'queued', error = null, failures = 0, deferrals = 0,
-        connection_id = coalesce(o.connection_id, b.connection_id), next_attempt_at = mailroom_now(),
-        updated_at = now()
-      from batches b
-      where b.id = o.batch_id and o.batch_id = ${id} and o.status = 'failed'
-      returning o.connection_id`
-    if (retried.some((r) => r.connection_id === null)) {
-      throw standardError(
-        409,
-        'CONNECTION_NOT_FOUND',
+    const batch = await ownBatch(tx, null, id, true)
+    const retried = await requeueFailedOfBatch(tx, id, batch.connection_id)
+    if (retried.some((connectionId) => connectionId === null)) {
+      throw new AppError(
+        'BATCH_CONNECTION_DELETED',
         `The connection batch ${id} was sent through was deleted`,
       )
     }
-    for (const connectionId of new Set(retried.map((r) => r.connection_id as number))) {
-      await scheduleQueueRun(tx, connectionId)
-    }
+    for (const connectionId of new Set(retried as number[])) await scheduleQueueRun(tx, connectionId)
     return asBatch(await ownBatch(tx, null, id))
   })
 }

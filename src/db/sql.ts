@@ -18,3 +18,8 @@ export function connect(url: string, max = 10, clockOffsetMs = 0): Sql {
     connection: { application_name: 'mailroom', TimeZone: 'UTC', ...clock },
   })
 }
+
+/** Answers when the database does (the health check). */
+export async function ping(sql: Sql): Promise<void> {
+  await sql`select 1`
+}

@@ -2,7 +2,16 @@
 /** How an error's body is shaped (see the specification's "Errors"). */
 export type ErrorBodyShape = 'standard' | 'simple' | 'template-limit' | 'validation'
 
-/** Every error Mailroom answers: its status, body shape, and (simple bodies) fixed text. */
+/** One error: its HTTP status, body shape, and (simple bodies) fixed text. */
+export interface ErrorCatalogEntry {
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+  body: ErrorBodyShape
+  error?: string
+  /** Answered by the API (otherwise only by the operator command and the dashboard). */
+  api: boolean
+}
+
+/** Every error Mailroom answers. */
 export const ERROR_CATALOG = {
   /** The body or query failed schema validation, or broke a rule checked in code. */
   VALIDATION_ERROR: { status: 400, body: 'validation', api: true },
@@ -95,6 +104,6 @@ export const ERROR_CATALOG = {
   KEY_REVOKED: { status: 409, body: 'standard', api: false },
   /** The connection a batch was sent through is gone, so its failures cannot be retried. */
   BATCH_CONNECTION_DELETED: { status: 409, body: 'standard', api: false },
-} as const
+} as const satisfies Record<string, ErrorCatalogEntry>
 
 export type ErrorCode = keyof typeof ERROR_CATALOG

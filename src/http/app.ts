@@ -1,7 +1,8 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { Scalar } from '@scalar/hono-api-reference'
 import { bodyLimit } from 'hono/body-limit'
-import { standardError } from '../errors.ts'
+import { ping } from '../db/sql.ts'
+import { AppError } from '../errors.ts'
 import type { Services } from '../services.ts'
 import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
@@ -9,7 +10,6 @@ import { registerBatches } from './batches/index.ts'
 import { registerEmail } from './email/index.ts'
 import type { Api, AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
-import { refuseNulCharacters } from './nul-guard.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerTemplates } from './templates/index.ts'
 
@@ -24,7 +24,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   })
 
   app.get('/health', async (c) => {
-    await services.sql`select 1`
+    await ping(services.sql)
     return c.json({ status: 'ok' })
   })
   app.get('/v1/openapi.json', (c) => c.json(document))
@@ -36,14 +36,12 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
     bodyLimit({
       maxSize: services.config.bodyLimitBytes,
       onError: () => {
-        throw standardError(
-          413,
+        throw new AppError(
           'PAYLOAD_TOO_LARGE',
           `The request body is larger than ${services.config.bodyLimitBytes} bytes`,
         )
       },
     }),
-    refuseNulCharacters,
   )
   registerEmail(api)
   registerTemplates(api)

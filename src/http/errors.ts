@@ -3,8 +3,14 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { ZodError } from 'zod'
-import { ApiError, standardError, type ValidationIssue, validationError } from '../errors.ts'
+import { unstorableTextIssues } from '../db/storable-text.ts'
+import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
+import { ERROR_CATALOG, type ErrorCatalogEntry } from '../generated/errors.ts'
+import { wholeSeconds } from '../quota/limit-reached.ts'
 import type { AppEnv } from './env.ts'
+
+/** A validation body lists at most this many issues (the rulings' "Bounds"). */
+export const MAX_REPORTED_ISSUES = 100
 
 /** zod 4 keeps `issues` off its JSON form; the specification's body lists them, so build it. */
 export function issuesOf(error: ZodError): ValidationIssue[] {
@@ -15,39 +21,93 @@ export function issuesOf(error: ZodError): ValidationIssue[] {
   }))
 }
 
-/** Turns a failed request validation into the specification's answer. */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
-  if (result.success) return
-  if (result.target === 'param') throw standardError(400, 'INVALID_ID', 'The ID in the path must be a number')
-  throw validationError(issuesOf(result.error as ZodError))
+/**
+ * Turns a request's validation into the specification's answers: a bad path ID is INVALID_ID,
+ * any other failure the validation body; a valid body that holds text PostgreSQL cannot store
+ * is refused too. A route's plan gate runs before this (see feature-gate.ts).
+ */
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = async (result, c) => {
+  if (!result.success) {
+    if (result.target === 'param') throw new AppError('INVALID_ID', 'The ID in the path must be a number')
+    throw invalidInput(issuesOf(result.error as ZodError))
+  }
+  // The body as sent, unknown fields included (Hono parsed it once and keeps it).
+  const unstorable = unstorableTextIssues(result.target === 'json' ? await c.req.json() : result.data)
+  if (unstorable.length) throw invalidInput(unstorable)
 }
 
-export function sendError(c: Context, error: ApiError) {
-  return c.json(error.body, error.status as ContentfulStatusCode, error.headers)
+export interface ErrorResponse {
+  status: ContentfulStatusCode
+  body: unknown
+  headers: Record<string, string>
+}
+
+/**
+ * The specification's answer to an error: the catalog gives its status and body shape; every
+ * 429 also says when to retry in `Retry-After`. An error the API does not answer (an operator
+ * refusal reaching HTTP would be a bug) is an unexpected failure.
+ */
+export function errorResponse(error: AppError): ErrorResponse | undefined {
+  const entry: ErrorCatalogEntry = ERROR_CATALOG[error.code]
+  if (!entry.api) return undefined
+  const headers: Record<string, string> = {}
+  if (entry.status === 429) {
+    const waitMs = error.waitMs ?? (error.details?.retryAfter ?? 1) * 1000
+    headers['Retry-After'] = String(wholeSeconds(waitMs))
+  }
+  return { status: entry.status, body: bodyOf(error), headers }
+}
+
+function bodyOf(error: AppError): unknown {
+  const entry: ErrorCatalogEntry = ERROR_CATALOG[error.code]
+  switch (entry.body) {
+    case 'validation':
+      return {
+        success: false,
+        error: { name: 'ZodError', issues: (error.issues ?? []).slice(0, MAX_REPORTED_ISSUES) },
+      }
+    case 'simple':
+      return { error: entry.error }
+    case 'template-limit':
+      return {
+        error: entry.error,
+        limit: error.details?.limit,
+        used: error.details?.used,
+        upgradeRequired: error.details?.upgradeRequired,
+        message: error.message,
+      }
+    default:
+      return error.details
+        ? { code: error.code, message: error.message, details: error.details }
+        : { code: error.code, message: error.message }
+  }
+}
+
+export function sendError(c: Context<AppEnv>, error: AppError): Response {
+  const response = errorResponse(error)
+  if (!response) return unexpected(c, error)
+  return c.json(response.body, response.status, response.headers)
+}
+
+function unexpected(c: Context<AppEnv>, error: unknown): Response {
+  c.get('services')?.log.error({ err: error, method: c.req.method, path: c.req.path }, 'unexpected failure')
+  return sendError(c, new AppError('INTERNAL_ERROR', 'An unexpected error occurred'))
 }
 
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
-  if (error instanceof ApiError) return sendError(c, error)
+  if (error instanceof AppError) return sendError(c, error)
   // Hono's JSON validator raises these for a body that does not parse or is not declared as JSON.
   if (error instanceof HTTPException && error.status === 400 && /json/i.test(error.message)) {
-    return sendError(c, standardError(400, 'INVALID_JSON', 'The request body is not valid JSON'))
+    return sendError(c, new AppError('INVALID_JSON', 'The request body is not valid JSON'))
   }
   if (error instanceof HTTPException && error.status === 415) {
     return sendError(
       c,
-      standardError(
-        400,
-        'INVALID_JSON',
-        'The request body must be JSON, sent with Content-Type: application/json',
-      ),
+      new AppError('INVALID_JSON', 'The request body must be JSON, sent with Content-Type: application/json'),
     )
   }
-  if (error instanceof HTTPException && error.status < 500) {
-    return sendError(c, standardError(error.status as 400, 'BAD_REQUEST', error.message || 'Bad request'))
-  }
-  c.get('services')?.log.error({ err: error, method: c.req.method, path: c.req.path }, 'unexpected failure')
-  return sendError(c, standardError(500, 'INTERNAL_ERROR', 'An unexpected error occurred'))
+  return unexpected(c, error)
 }
 
 export const notFound: NotFoundHandler<AppEnv> = (c) =>
-  sendError(c, standardError(404, 'NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`))
+  sendError(c, new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`))

@@ -1,17 +1,17 @@
-import { ApiError, type ErrorDetails } from '../errors.ts'
+import { AppError, type ErrorDetails } from '../errors.ts'
 
 /**
- * A sending limit said "not now" (429): `/send` answers it as is, while queued and batch mail
- * waits `waitMs`, the exact time until the limit lets the next message through.
+ * A sending limit said "not now": `/send` answers it (429), while queued and batch mail waits
+ * `waitMs`, the exact time until the limit lets the next message through.
  */
-export class LimitReached extends ApiError {
+export class LimitReached extends AppError {
   constructor(
-    readonly waitMs: number,
-    code: string,
+    override readonly waitMs: number,
+    code: 'RATE_LIMITED' | 'QUOTA_EXCEEDED' | 'DAILY_LIMIT_REACHED',
     message: string,
     details: ErrorDetails,
   ) {
-    super(429, { code, message, details }, { 'Retry-After': String(wholeSeconds(waitMs)) })
+    super(code, message, { details, waitMs })
   }
 }
 

@@ -1,16 +1,16 @@
 import { recordProviderFailure } from '../connections/health.ts'
-import type { SendingConnection } from '../connections/selection.ts'
+import type { SendingConnection } from '../db/connections.ts'
+import { recordDelivered } from '../db/outbox.ts'
+import type { Db, Sql } from '../db/sql.ts'
+import type { Logger } from '../log.ts'
+import type { TransportPool } from '../smtp/pool.ts'
 import {
   classifySmtpError,
   isAuthFailure,
   isPermanentRefusal,
   type SmtpErrorClass,
   smtpReason,
-} from '../connections/smtp-transport.ts'
-import type { Db, Sql } from '../db/sql.ts'
-import type { Logger } from '../log.ts'
-import { recordDelivered } from './outbox.ts'
-import type { TransportPool } from './transports.ts'
+} from '../smtp/transport.ts'
 
 export interface OutgoingMessage {
   messageId: string

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { standardError, type ValidationIssue, validationError } from '../errors.ts'
+import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 
 /** The email request as the generated validator lets it through. */
 export interface EmailRequestBody {
@@ -40,14 +40,13 @@ export function normalizeEmailRequest(body: EmailRequestBody, maxRecipients?: nu
   if (lists.to.length === 0 && !issues.some((issue) => issue.path[0] === 'to')) {
     issues.push({ path: ['to'], message: 'At least one recipient is required', code: 'too_small' })
   }
-  if (issues.length) throw validationError(issues)
+  if (issues.length) throw invalidInput(issues)
   const total = lists.to.length + lists.cc.length + lists.bcc.length
   if (maxRecipients !== undefined && total > maxRecipients) {
-    throw standardError(
-      400,
+    throw new AppError(
       'TOO_MANY_RECIPIENTS',
       `A request may have at most ${maxRecipients} recipients across to, cc and bcc; this one has ${total}`,
-      { limit: maxRecipients, used: total },
+      { details: { limit: maxRecipients, used: total } },
     )
   }
   return {

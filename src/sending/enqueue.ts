@@ -1,9 +1,9 @@
 import { selectConnection } from '../connections/selection.ts'
-import type { Sql } from '../db/sql.ts'
-import type { Caller } from '../keys/keys.ts'
+import { enqueueMessages } from '../db/outbox.ts'
+import type { Db } from '../db/sql.ts'
+import type { Caller } from '../keys/caller.ts'
 import type { EmailRequest } from './email-request.ts'
 import { outboxMessage } from './outbox.ts'
-import { enqueueMessages } from './queue.ts'
 
 export interface EnqueueResult {
   success: true
@@ -14,13 +14,13 @@ export interface EnqueueResult {
 }
 
 /**
- * POST /enqueue after validation (and the plan check): the connection is chosen as for /send except that a
- * paused one is accepted (the mail waits for it). The outbox record and the job that sends it
- * are written in one statement, so accepted mail always has a worker run coming.
+ * POST /enqueue after validation (and the plan check): the connection is chosen as for /send
+ * except that a paused one is accepted (the mail waits for it). The outbox record and the job
+ * that sends it are written in one statement, so accepted mail always has a worker run coming.
  */
-export async function enqueue(sql: Sql, caller: Caller, request: EmailRequest): Promise<EnqueueResult> {
-  const connection = await selectConnection(sql, caller, request.from, 'queued')
-  const [queued] = await enqueueMessages(sql, connection.id, [
+export async function enqueue(db: Db, caller: Caller, request: EmailRequest): Promise<EnqueueResult> {
+  const connection = await selectConnection(db, caller, request.from, 'queued')
+  const [queued] = await enqueueMessages(db, connection.id, [
     {
       ...outboxMessage(caller, connection, request),
       text_body: request.text_body,

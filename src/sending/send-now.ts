@@ -1,19 +1,13 @@
 import { createHash } from 'node:crypto'
 import { selectConnection } from '../connections/selection.ts'
-import { standardError } from '../errors.ts'
-import type { Caller } from '../keys/keys.ts'
+import { markAttemptFailed, recordAttempt, recordReservation } from '../db/outbox.ts'
+import { AppError } from '../errors.ts'
+import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
 import { DeliveryError, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
-import {
-  attemptByIdempotencyKey,
-  markFailed,
-  type OutboxRecord,
-  outboxMessage,
-  recordAttempt,
-  recordReservation,
-} from './outbox.ts'
+import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage } from './outbox.ts'
 
 export interface SendResult {
   success: boolean
@@ -96,9 +90,14 @@ export async function sendNow(
     // message) leaves the attempt as it is: its outcome is unknown and its lease settles it.
     if (!(error instanceof DeliveryError)) throw error
     const pushback = error.kind === 'pushback'
-    // A 429 means "wait and retry": the retry may reuse its key, as for the limits checked before SMTP.
-    await markFailed(sql, attempt.id, error.reason, pushback)
-    await release(sql, caller.accountId, connection.id, attempt.reservation)
+    // One transaction: the failure is recorded if and only if the units are given back. A 429
+    // means "wait and retry": the retry may reuse its key, as for the limits checked before SMTP.
+    await sql.begin((tx) =>
+      Promise.all([
+        markAttemptFailed(tx, attempt.id, error.reason, pushback),
+        release(tx, caller.accountId, connection.id, attempt.reservation),
+      ]),
+    )
     if (pushback) {
       throw new LimitReached(
         PUSHBACK_RETRY_AFTER_SECONDS * 1000,
@@ -107,14 +106,13 @@ export async function sendNow(
         { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
       )
     }
-    throw standardError(500, 'INTERNAL_ERROR', error.reason)
+    throw new AppError('INTERNAL_ERROR', error.reason)
   }
 }
 
-function replay(earlier: OutboxRecord & { in_flight: boolean }): SendResult {
+function replay(earlier: AttemptRecord): SendResult {
   if (earlier.in_flight) {
-    throw standardError(
-      400,
+    throw new AppError(
       'IDEMPOTENCY_KEY_IN_FLIGHT',
       'An earlier request with this Idempotency-Key is still in progress',
     )

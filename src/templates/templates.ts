@@ -1,10 +1,19 @@
 import type { z } from 'zod'
 import { lockAccount } from '../accounts/accounts.ts'
-import { PLAN_LIMITS } from '../accounts/plans.ts'
 import { isStorableId } from '../db/ids.ts'
 import type { Db, Sql } from '../db/sql.ts'
-import { ACCESS_DENIED, ApiError, simpleError, validationError } from '../errors.ts'
+import {
+  countTemplates,
+  deleteTemplateRow,
+  insertTemplate,
+  selectTemplates,
+  type TemplateRow,
+  templateById,
+  updateTemplateRow,
+} from '../db/templates.ts'
+import { AppError, invalidInput } from '../errors.ts'
 import type { TemplateSchema } from '../generated/routes.ts'
+import { PLAN_LIMITS } from '../plans.ts'
 
 /** A template exactly as the contract shows it. */
 export type Template = z.infer<typeof TemplateSchema>
@@ -16,12 +25,8 @@ export interface TemplateContent {
   html_body?: string | null
 }
 
-const COLUMNS = (sql: Db) => sql`
-  id, account_id as user_id, name, subject, text_body, html_body,
-  api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
-
-export function listTemplates(sql: Sql, accountId: number): Promise<Template[]> {
-  return sql<Template[]>`select ${COLUMNS(sql)} from templates where account_id = ${accountId} order by id`
+export function listTemplates(db: Db, accountId: number): Promise<Template[]> {
+  return selectTemplates(db, accountId)
 }
 
 export async function createTemplate(
@@ -31,38 +36,32 @@ export async function createTemplate(
 ): Promise<Template> {
   return sql.begin(async (tx) => {
     const plan = await lockAccount(tx, accountId)
-    const [{ used } = { used: 0 }] = await tx<{ used: number }[]>`
-      select count(*)::int as used from templates where account_id = ${accountId}`
+    const used = await countTemplates(tx, accountId)
     const limit = PLAN_LIMITS[plan].templates
     if (used >= limit) {
-      throw new ApiError(403, {
-        error: 'Template limit reached',
-        limit,
-        used,
-        upgradeRequired: true,
-        message: `The ${plan} plan allows ${limit} templates. Upgrade to Pro for unlimited templates.`,
-      })
+      throw new AppError(
+        'TEMPLATE_LIMIT_REACHED',
+        `The ${plan} plan allows ${limit} templates. Upgrade to Pro for unlimited templates.`,
+        { details: { limit, used, upgradeRequired: true } },
+      )
     }
-    const [row] = await tx<Template[]>`
-      insert into templates (account_id, name, subject, text_body, html_body)
-      values (${accountId}, ${content.name}, ${content.subject}, ${content.text_body ?? null},
-              ${content.html_body ?? null})
-      returning ${COLUMNS(tx)}`
-    return row as Template
+    return insertTemplate(tx, accountId, {
+      name: content.name,
+      subject: content.subject,
+      text_body: content.text_body ?? null,
+      html_body: content.html_body ?? null,
+    })
   })
 }
 
 /** The account's template, or the specification's 404 / 403 when it is missing or someone else's. */
 export async function getTemplate(
-  sql: Db,
+  db: Db,
   accountId: number,
   id: number,
   forUpdate = false,
 ): Promise<Template> {
-  if (!isStorableId(id)) return own(undefined, accountId)
-  const [row] = await sql<Template[]>`
-    select ${COLUMNS(sql)} from templates where id = ${id} ${forUpdate ? sql`for update` : sql``}`
-  return own(row, accountId)
+  return own(isStorableId(id) ? await templateById(db, id, forUpdate) : undefined, accountId)
 }
 
 export async function updateTemplate(
@@ -75,27 +74,27 @@ export async function updateTemplate(
     const template = await getTemplate(tx, accountId, id, true)
     const next = { ...template, ...definedOnly(change) }
     if (next.text_body == null && next.html_body == null) {
-      throw validationError([
+      throw invalidInput([
         { path: [], message: 'At least one of text_body or html_body is required', code: 'custom' },
       ])
     }
-    const [row] = await tx<Template[]>`
-      update templates set name = ${next.name}, subject = ${next.subject}, text_body = ${next.text_body},
-        html_body = ${next.html_body}, updated_at = now()
-      where id = ${id}
-      returning ${COLUMNS(tx)}`
-    return row as Template
+    return updateTemplateRow(tx, id, {
+      name: next.name,
+      subject: next.subject,
+      text_body: next.text_body ?? null,
+      html_body: next.html_body ?? null,
+    })
   })
 }
 
-export async function deleteTemplate(sql: Sql, accountId: number, id: number): Promise<void> {
-  await getTemplate(sql, accountId, id)
-  await sql`delete from templates where id = ${id} and account_id = ${accountId}`
+export async function deleteTemplate(db: Db, accountId: number, id: number): Promise<void> {
+  await getTemplate(db, accountId, id)
+  await deleteTemplateRow(db, accountId, id)
 }
 
-function own(row: Template | undefined, accountId: number): Template {
-  if (!row) throw simpleError(404, 'Template not found')
-  if (row.user_id !== accountId) throw simpleError(403, ACCESS_DENIED)
+function own(row: TemplateRow | undefined, accountId: number): Template {
+  if (!row) throw new AppError('TEMPLATE_NOT_FOUND')
+  if (row.user_id !== accountId) throw new AppError('ACCESS_DENIED')
   return row
 }
 

@@ -1,20 +1,13 @@
 import { EventEmitter } from 'node:events'
-import { run, runMigrations, type WorkerEvents, Logger as WorkerLogger } from 'graphile-worker'
+import { run, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
-import type { Logger } from '../log.ts'
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../sending/retry-policy.ts'
+import { PURGE_TASK, QUEUE_TASK, type QueueRunPayload, workerLogger } from '../db/jobs.ts'
+import { recordJobWorker, registerProcess, unregisterProcess } from '../db/worker-processes.ts'
+import { drainQueue } from '../queue/drain.ts'
+import { beatAndSweep, HEARTBEAT_MS, newProcessId } from '../queue/liveness.ts'
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../queue/retry-policy.ts'
+import { purgeExpired } from '../sending/retention.ts'
 import type { Services } from '../services.ts'
-import { drainQueue } from './drain-queue.ts'
-import { QUEUE_TASK, type QueueRunPayload } from './jobs.ts'
-import {
-  beatAndSweep,
-  HEARTBEAT_MS,
-  newProcessId,
-  recordJobWorker,
-  registerProcess,
-  unregisterProcess,
-} from './liveness.ts'
-import { purgeExpired } from './purge-expired.ts'
 
 export interface RunningWorker {
   /** Finishes the messages in hand, hands the rest of the queue on, closes, then resolves. */
@@ -30,18 +23,6 @@ export interface WorkerOptions {
 }
 
 const DEFAULT_OPTIONS: WorkerOptions = { concurrency: 8, lanes: 4, retry: DEFAULT_RETRY_POLICY }
-
-/** Installs or upgrades graphile-worker's own schema (jobs are added by the API too). */
-export async function migrateJobSchema(databaseUrl: string, log: Logger): Promise<void> {
-  await runMigrations({ connectionString: databaseUrl, logger: workerLogger(log) })
-}
-
-function workerLogger(log: Logger): WorkerLogger {
-  return new WorkerLogger((scope) => (level, message, meta) => {
-    const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug'
-    log[method]({ component: 'worker', ...scope, ...meta }, message)
-  })
-}
 
 /**
  * The background worker: graphile-worker jobs in the same PostgreSQL run the connections'
@@ -97,13 +78,13 @@ export async function startWorker(
           stopping: stopping.signal,
         })
       },
-      purge_expired: async () => {
+      [PURGE_TASK]: async () => {
         const purged = await purgeExpired(sql)
         log.info({ purged }, 'expired outbox records and counters purged')
       },
     },
     // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
-    crontab: '17 * * * * purge_expired ?fill=1h',
+    crontab: `17 * * * * ${PURGE_TASK} ?fill=1h`,
   })
   return {
     async stop() {

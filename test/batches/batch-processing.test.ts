@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
 import { deleteConnection, disableConnection, resumeConnection } from '../../src/connections/connections.ts'
-import { retryPolicy } from '../../src/sending/retry-policy.ts'
+import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import { type RunningWorker, startWorker } from '../../src/worker/worker.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import {

@@ -11,7 +11,7 @@ import {
   resumeConnection,
   updateConnection,
 } from '../../src/connections/connections.ts'
-import { openPassword, SecretBoxError } from '../../src/connections/secret-box.ts'
+import { openPassword, SecretBoxError } from '../../src/smtp/secret-box.ts'
 import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
 import { expectAbout } from '../support/matchers.ts'
 import { refusal } from '../support/refusal.ts'
@@ -111,7 +111,7 @@ describe('addConnection tests the SMTP login, then saves', () => {
       }),
     )
     expect(starttls587.authAttempts).toBe(attemptsBefore + 1)
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('SMTP_LOGIN_FAILED')
     expect(error.message).toContain('535')
     expect(error.message).toContain('Authentication credentials invalid')
     expect(error.message).not.toContain('not-the-password')
@@ -125,7 +125,7 @@ describe('addConnection tests the SMTP login, then saves', () => {
     const error = await refusal(
       addConnection(app.services, { accountId: owner.id, ...starttls2525.login, port, from: fresh() }),
     )
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_CONNECTION')
     expect(error.message).toMatch(/465/)
     expect(error.message).toMatch(/587/)
     expect(error.message).toMatch(/2525/)
@@ -138,7 +138,7 @@ describe('addConnection tests the SMTP login, then saves', () => {
     const error = await refusal(
       addConnection(app.services, { accountId: owner.id, ...plain587.login, from: fresh() }),
     )
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('SMTP_LOGIN_FAILED')
     expect(plain587.connections).toBeGreaterThan(0)
     expect(plain587.authAttempts).toBe(0)
     expect(error.message).not.toContain(plain587.password)
@@ -153,7 +153,7 @@ describe('addConnection tests the SMTP login, then saves', () => {
       const error = await refusal(
         addConnection(strict.services, { accountId: owner.id, ...starttls587.login, from: fresh() }),
       )
-      expect(error.status).toBe(400)
+      expect(error.code).toBe('SMTP_LOGIN_FAILED')
       expect(error.message).toContain('MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS')
       expect(starttls587.connections).toBe(before)
       const [row] = await strict.db.sql<{ n: number }[]>`select count(*)::int as n from connections`
@@ -167,7 +167,7 @@ describe('addConnection tests the SMTP login, then saves', () => {
           from: fresh(),
         }),
       )
-      expect(byName.status).toBe(400)
+      expect(byName.code).toBe('SMTP_LOGIN_FAILED')
       expect(starttls587.connections).toBe(before)
     } finally {
       await strict.close()
@@ -194,7 +194,7 @@ describe('the from address', () => {
     const owner = await account()
     const attemptsBefore = starttls2525.authAttempts
     const error = await refusal(addConnection(app.services, { accountId: owner.id, ...starttls2525.login }))
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_CONNECTION')
     expect(error.message).toMatch(/from/)
     expect(starttls2525.authAttempts).toBe(attemptsBefore)
     expect(await rowCount(owner.id)).toBe(0)
@@ -211,7 +211,7 @@ describe('the from address', () => {
     const error = await refusal(
       addConnection(app.services, { accountId: owner.id, ...starttls2525.login, from: 'not an address' }),
     )
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_CONNECTION')
     expect(await rowCount(owner.id)).toBe(0)
   })
 
@@ -220,8 +220,7 @@ describe('the from address', () => {
     await add(owner.id, { from: 'Dup@Example.com' })
     for (const from of ['dup@example.com', 'DUP@EXAMPLE.COM', 'Dup@Example.com']) {
       const error = await refusal(add(owner.id, { from }))
-      expect(error.status).toBeGreaterThanOrEqual(400)
-      expect(error.status).toBeLessThan(500)
+      expect(error.code).toBe('CONNECTION_EXISTS')
       expect(error.message).toMatch(/dup@example\.com/i)
     }
     expect(await rowCount(owner.id)).toBe(1)
@@ -277,7 +276,7 @@ describe('quota', () => {
   ])('refuses %s per "%s" and saves nothing', async (quota, per) => {
     const owner = await account()
     const error = await refusal(add(owner.id, { quota: { quota, per } }))
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_CONNECTION')
     expect(await rowCount(owner.id)).toBe(0)
   })
 })
@@ -296,7 +295,7 @@ describe('rate (messages per minute, 1 to 6000, default 60)', () => {
   it.each([0, -1, 6001, 1.5])('refuses %s and saves nothing', async (rate) => {
     const owner = await account()
     const error = await refusal(add(owner.id, { rate }))
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('INVALID_CONNECTION')
     expect(error.message).toContain('6000')
     expect(await rowCount(owner.id)).toBe(0)
   })
@@ -361,7 +360,7 @@ describe('default connection', () => {
   })
 
   it('refuses to delete an unknown connection', async () => {
-    expect((await refusal(deleteConnection(app.services.sql, 2_000_000_000))).status).toBe(404)
+    expect((await refusal(deleteConnection(app.services.sql, 2_000_000_000))).code).toBe('UNKNOWN_CONNECTION')
   })
 })
 
@@ -423,7 +422,9 @@ describe('status: disable, enable, pause, resume', () => {
     const owner = await account()
     const conn = await add(owner.id)
     for (const minutes of [0, -5]) {
-      expect((await refusal(() => pauseConnection(app.services.sql, conn.id, minutes))).status).toBe(400)
+      expect((await refusal(() => pauseConnection(app.services.sql, conn.id, minutes))).code).toBe(
+        'INVALID_CONNECTION',
+      )
       expect((await listConnections(app.services.sql, owner.id))[0]?.status).toBe('active')
     }
     expect(await pauseConnection(app.services.sql, conn.id, 1)).toMatchObject({ status: 'paused' })
@@ -444,7 +445,7 @@ describe('status: disable, enable, pause, resume', () => {
       () => pauseConnection(app.services.sql, 2_000_000_000, 10),
       () => resumeConnection(app.services.sql, 2_000_000_000),
     ]) {
-      expect((await refusal(attempt)).status).toBe(404)
+      expect((await refusal(attempt)).code).toBe('UNKNOWN_CONNECTION')
     }
   })
 })
@@ -479,7 +480,7 @@ describe('updateConnection', () => {
       { quota: { quota: -3, per: 'hour' } },
       { quota: { quota: 10, per: 'week' } },
     ]) {
-      expect((await refusal(updateConnection(app.services, conn.id, input))).status).toBe(400)
+      expect((await refusal(updateConnection(app.services, conn.id, input))).code).toBe('INVALID_CONNECTION')
     }
     expect((await listConnections(app.services.sql, owner.id))[0]).toMatchObject({
       quota: 100,
@@ -495,7 +496,7 @@ describe('updateConnection', () => {
     const attemptsBefore = starttls2525.authAttempts
     const error = await refusal(updateConnection(app.services, conn.id, { password: 'wrong-new-password' }))
     expect(starttls2525.authAttempts).toBe(attemptsBefore + 1)
-    expect(error.status).toBe(400)
+    expect(error.code).toBe('SMTP_LOGIN_FAILED')
     expect(error.message).toContain('535')
     expect(error.message).not.toContain('wrong-new-password')
     expect(await sealedPassword(conn.id)).toBe(sealedBefore)
@@ -517,6 +518,8 @@ describe('updateConnection', () => {
   })
 
   it('refuses an unknown connection', async () => {
-    expect((await refusal(updateConnection(app.services, 2_000_000_000, { rate: 10 }))).status).toBe(404)
+    expect((await refusal(updateConnection(app.services, 2_000_000_000, { rate: 10 }))).code).toBe(
+      'UNKNOWN_CONNECTION',
+    )
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { openPassword, SecretBoxError, sealPassword } from '../../src/connections/secret-box.ts'
+import { openPassword, SecretBoxError, sealPassword } from '../../src/smtp/secret-box.ts'
 
 const SECRET = 'a-test-secret-that-is-at-least-32-characters'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isPrivateAddress, resolveSmtpHost, SmtpHostError } from '../../src/connections/smtp-host.ts'
+import { isPrivateAddress, resolveSmtpHost, SmtpHostError } from '../../src/smtp/host.ts'
 
 const REFUSED = [
   '127.0.0.1',

@@ -1,7 +1,7 @@
 import tls from 'node:tls'
 import nodemailer from 'nodemailer'
 import { afterAll, describe, expect, inject, it } from 'vitest'
-import { SmtpHostError } from '../../src/connections/smtp-host.ts'
+import { SmtpHostError } from '../../src/smtp/host.ts'
 import {
   classifySmtpError,
   isAuthFailure,
@@ -10,7 +10,7 @@ import {
   smtpReason,
   smtpTransportOptions,
   verifySmtpLogin,
-} from '../../src/connections/smtp-transport.ts'
+} from '../../src/smtp/transport.ts'
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from '../support/smtp-sink.ts'
 import { makeCertificate } from '../support/tls.ts'
 

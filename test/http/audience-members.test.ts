@@ -427,7 +427,7 @@ describe('audience and member IDs', () => {
 })
 
 describe('audienceMembersForBatch (the recipients of a batch sent to an audience)', () => {
-  const invalidAudience = { status: 400, body: { error: 'Invalid audience' } }
+  const invalidAudience = { code: 'INVALID_AUDIENCE', message: 'Invalid audience' }
 
   it('returns {email, payload} of every member in member order', async () => {
     const { owner, audienceId } = await ownerWithAudience()
@@ -461,9 +461,6 @@ describe('audienceMembersForBatch (the recipients of a batch sent to an audience
     const { owner, audienceId } = await ownerWithAudience()
     await expect(
       audienceMembersForBatch(app.services.sql, owner.account.id, audienceId),
-    ).rejects.toMatchObject({
-      status: 400,
-      body: { error: 'Audience has no members' },
-    })
+    ).rejects.toMatchObject({ code: 'AUDIENCE_HAS_NO_MEMBERS', message: 'Audience has no members' })
   })
 })

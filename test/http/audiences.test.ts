@@ -305,17 +305,10 @@ describe('temporary audiences (behind recipients batches)', () => {
     ])
   })
 
-  it('without a name are named like a default batch', async () => {
-    const owner = await pro()
-    const id = await createTemporaryAudience(app.services.sql, owner.account.id, recipients)
-    const { audience } = await (await get(owner, id)).json()
-    expect(audience.name).toMatch(/^Batch Send \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
-  })
-
   it('are another account’s like any other: 403 Access denied', async () => {
     const owner = await pro()
     const intruder = await pro()
-    const id = await createTemporaryAudience(app.services.sql, owner.account.id, recipients)
+    const id = await createTemporaryAudience(app.services.sql, owner.account.id, recipients, 'Private batch')
     expect(await statusAndBody(await get(intruder, id))).toEqual(ACCESS_DENIED)
   })
 })

@@ -4,8 +4,8 @@
  */
 import { execFile } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import type { OutboxRecord } from '../../src/sending/outbox.ts'
-import { retryPolicy } from '../../src/sending/retry-policy.ts'
 import type { RunningWorker } from '../../src/worker/worker.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { TIMESTAMP } from '../support/matchers.ts'

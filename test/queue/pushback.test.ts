@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { listConnections } from '../../src/connections/connections.ts'
-import { retryPolicy } from '../../src/sending/retry-policy.ts'
+import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import type { RunningWorker } from '../../src/worker/worker.ts'
 import { startTestApp, type TestApp } from '../support/app.ts'
 import { email, enqueued, startTestWorker, waitForOutbox } from '../support/queue.ts'

@@ -5,7 +5,7 @@
  * is delivered or ends failed with a reason, none is lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { purgeExpired } from '../../src/worker/purge-expired.ts'
+import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
 
 let app: TestApp

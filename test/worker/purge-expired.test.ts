@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { purgeExpired } from '../../src/worker/purge-expired.ts'
+import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
 
 let app: TestApp

@@ -2,7 +2,14 @@
 /** How an error's body is shaped (see the specification's "Errors"). */
 export type ErrorBodyShape = 'standard' | 'simple' | 'template-limit' | 'validation'
 
-/** Every error the Mailroom API answers: its status, body shape, and (simple bodies) fixed text. */
+/** One error: its HTTP status, body shape, and (simple bodies) fixed text. */
+export interface ErrorCatalogEntry {
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+  body: ErrorBodyShape
+  error?: string
+}
+
+/** Every error the Mailroom API answers. */
 export const API_ERRORS = {
   /** The body or query failed schema validation, or broke a rule checked in code. */
   VALIDATION_ERROR: { status: 400, body: 'validation' },
@@ -62,7 +69,7 @@ export const API_ERRORS = {
   DAILY_LIMIT_REACHED: { status: 429, body: 'standard' },
   /** The SMTP server refused the message or was unreachable, or an unexpected failure. */
   INTERNAL_ERROR: { status: 500, body: 'standard' },
-} as const
+} as const satisfies Record<string, ErrorCatalogEntry>
 
 /** The code of every error the API answers (a simple body's code is the catalog's name for it). */
 export type ApiErrorCode = keyof typeof API_ERRORS

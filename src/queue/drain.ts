@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { queueConnection } from '../connections/selection.ts'
+import { queueConnection } from '../db/connections.ts'
+import { scheduleQueueRun } from '../db/jobs.ts'
+import { queueState } from '../db/outbox.ts'
 import type { SendContext } from '../sending/deliver.ts'
-import { queueState } from '../sending/queue.ts'
-import type { RetryPolicy } from '../sending/retry-policy.ts'
-import { sendNextQueued } from '../sending/send-queued.ts'
-import { scheduleQueueRun } from './jobs.ts'
+import type { RetryPolicy } from './retry-policy.ts'
+import { sendNextQueued } from './send-queued.ts'
 
 export interface DrainOptions {
   /** Messages of one connection in flight at once. */
   lanes: number
-  /** This worker process, named on the messages it holds (see liveness.ts). */
+  /** This worker process, named on the messages it holds (see src/queue/liveness.ts). */
   processId: string
   policy: RetryPolicy
   /** Aborted when the worker stops: lanes finish the message in hand and the queue is handed on. */

@@ -1,10 +1,10 @@
-import type { QueueConnection } from '../connections/selection.ts'
+import type { QueueConnection } from '../db/connections.ts'
+import { holdQueue } from '../db/connections.ts'
+import { type ClaimedMessage, claimNext, failQueued, recordReservation, requeue } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { DeliveryError, deliver, type SendContext } from './deliver.ts'
-import { recordReservation } from './outbox.ts'
-import { backOffConnection, type ClaimedMessage, claimNext, failQueued, requeue } from './queue.ts'
+import { DeliveryError, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 
 export type QueuedSendOutcome =
@@ -52,13 +52,31 @@ export async function sendNextQueued(
   }
   const { message, reservation } = claimed
   try {
-    await deliver(context, connection, message.id, message.message)
+    await deliver(context, connection, message.id, outgoing(message))
   } catch (error) {
     if (!(error instanceof DeliveryError)) throw error
-    await release(context.sql, connection.account_id, connection.id, reservation)
-    return settleFailure(context.sql, connection.id, message, error, policy)
+    // One transaction: the units are given back if and only if the failure is recorded.
+    return context.sql.begin(async (tx) => {
+      const [outcome] = await Promise.all([
+        settleFailure(tx, connection.id, message, error, policy),
+        release(tx, connection.account_id, connection.id, reservation),
+      ])
+      return outcome
+    })
   }
   return { kind: 'handled' }
+}
+
+function outgoing(row: ClaimedMessage): OutgoingMessage {
+  return {
+    messageId: row.message_id,
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    bcc: row.bcc_addresses,
+    subject: row.subject,
+    ...(row.text_body === null ? {} : { text: row.text_body }),
+    ...(row.html_body === null ? {} : { html: row.html_body }),
+  }
 }
 
 /**
@@ -66,27 +84,29 @@ export async function sendNextQueued(
  * slow down: the whole connection's queue waits as long as the message does, in every process.
  */
 async function settleFailure(
-  sql: Db,
+  tx: Db,
   connectionId: number,
   message: ClaimedMessage,
   error: DeliveryError,
   policy: RetryPolicy,
 ): Promise<QueuedSendOutcome> {
   if (error.permanent) {
-    await failQueued(sql, message.id, error.reason, true)
+    await failQueued(tx, message.id, error.reason)
     return { kind: 'handled' }
   }
   if (error.kind === 'pushback') {
     const waitMs = policy.pushbackDelayMs(message.deferrals + 1)
-    await requeue(sql, message.id, waitMs, error.reason, 'deferrals')
-    await backOffConnection(sql, connectionId, waitMs)
+    await Promise.all([
+      requeue(tx, message.id, waitMs, error.reason, 'deferrals'),
+      holdQueue(tx, connectionId, waitMs),
+    ])
     return { kind: 'blocked', waitMs }
   }
   const failures = message.failures + 1
   if (failures >= policy.maxFailures) {
-    await failQueued(sql, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`, true)
+    await failQueued(tx, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`)
   } else {
-    await requeue(sql, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
+    await requeue(tx, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
   }
   return { kind: 'handled' }
 }

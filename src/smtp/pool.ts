@@ -1,9 +1,17 @@
 import { createHash } from 'node:crypto'
 import nodemailer, { type Transporter } from 'nodemailer'
-import { openPassword } from '../connections/secret-box.ts'
-import type { SendingConnection } from '../connections/selection.ts'
-import { resolveSmtpHost } from '../connections/smtp-host.ts'
-import { smtpTransportOptions } from '../connections/smtp-transport.ts'
+import { resolveSmtpHost } from './host.ts'
+import { openPassword } from './secret-box.ts'
+import { smtpTransportOptions } from './transport.ts'
+
+/** What a pooled session needs of a connection. */
+export interface SmtpAccount {
+  id: number
+  host: string
+  port: number
+  username: string
+  password_encrypted: string
+}
 
 interface Entry {
   fingerprint: string
@@ -22,7 +30,7 @@ export class TransportPool {
     private readonly allowPrivateHosts: boolean,
   ) {}
 
-  get(connection: SendingConnection): Promise<Transporter> {
+  get(connection: SmtpAccount): Promise<Transporter> {
     const fingerprint = fingerprintOf(connection)
     const current = this.entries.get(connection.id)
     if (current?.fingerprint === fingerprint) return current.transporter
@@ -46,7 +54,7 @@ export class TransportPool {
     await Promise.allSettled(all.map(async (entry) => (await entry.transporter).close()))
   }
 
-  private async open(connection: SendingConnection): Promise<Transporter> {
+  private async open(connection: SmtpAccount): Promise<Transporter> {
     // Resolved once per transport: the socket goes to the address that passed the check.
     const resolved = await resolveSmtpHost(connection.host, this.allowPrivateHosts)
     const login = {
@@ -60,7 +68,7 @@ export class TransportPool {
 }
 
 /** Changes whenever anything the SMTP session depends on changes (a new password gets a new IV). */
-function fingerprintOf(c: SendingConnection): string {
+function fingerprintOf(c: SmtpAccount): string {
   return createHash('sha256')
     .update(`${c.host}\n${c.port}\n${c.username}\n${c.password_encrypted}`)
     .digest('hex')

@@ -1,11 +1,8 @@
 import nodemailer, { type SMTPPoolOptions, type SMTPTransportOptions } from 'nodemailer'
-import { type ResolvedSmtpHost, resolveSmtpHost, SmtpHostError } from './smtp-host.ts'
+import { type ResolvedSmtpHost, resolveSmtpHost, SmtpHostError } from './host.ts'
 
-/** The only ports a connection may use: 465 with TLS, 587 and 2525 with STARTTLS. */
-export const SMTP_PORTS = [465, 587, 2525] as const
-export type SmtpPort = (typeof SMTP_PORTS)[number]
-
-export type SmtpLogin = { host: string; port: SmtpPort; username: string; password: string }
+/** Port 465 is implicit TLS; any other (587, 2525) must upgrade with STARTTLS. */
+export type SmtpLogin = { host: string; port: number; username: string; password: string }
 
 /**
  * How a failed SMTP attempt counts: `pushback` is the provider asking us to slow down or wait

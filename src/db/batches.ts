@@ -1,0 +1,72 @@
+import type { Plan } from '../plans.ts'
+import { batchProgress } from './outbox.ts'
+import type { Db } from './sql.ts'
+
+/** The batches table. A batch's progress is read from its recipients' outbox records. */
+
+export interface BatchRow {
+  id: number
+  account_id: number
+  connection_id: number | null
+  name: string
+  total_count: number
+  sent_count: number
+  failed_count: number
+  started: boolean
+  created_at: string
+  updated_at: string
+}
+
+/** A new batch; `name` null takes the default name `Batch Send <created_at>`. */
+export async function insertBatch(
+  tx: Db,
+  batch: { accountId: number; connectionId: number; name: string | null; totalCount: number },
+): Promise<{ id: number; name: string }> {
+  const [row] = await tx<{ id: number; name: string }[]>`
+    insert into batches (account_id, connection_id, name, total_count)
+    values (${batch.accountId}, ${batch.connectionId},
+            coalesce(${batch.name}, 'Batch Send ' || api_timestamp(now())), ${batch.totalCount})
+    returning id, name`
+  if (!row) throw new Error('the batch was not recorded')
+  return row
+}
+
+export async function setTemporaryAudience(tx: Db, batchId: number, audienceId: number): Promise<void> {
+  await tx`update batches set temporary_audience_id = ${audienceId} where id = ${batchId}`
+}
+
+/** The batch with its counts from its recipients' records, optionally locked. */
+export async function batchById(db: Db, id: number, lock = false): Promise<BatchRow | undefined> {
+  const [row] = await db<BatchRow[]>`
+    select b.id, b.account_id, b.connection_id, b.name, b.total_count, r.sent_count, r.failed_count, r.started,
+      api_timestamp(b.created_at) as created_at,
+      api_timestamp(greatest(b.updated_at, r.last_change)) as updated_at
+    from batches b cross join lateral (${batchProgress(db)}) r
+    where b.id = ${id}
+    ${lock ? db`for update of b` : db``}`
+  return row
+}
+
+/** Deletes the batch; returns its temporary audience (for the caller to delete), if any. */
+export async function deleteBatchRow(tx: Db, id: number): Promise<{ temporaryAudienceId: number | null }> {
+  const [row] = await tx<{ temporary_audience_id: number | null }[]>`
+    delete from batches where id = ${id} returning temporary_audience_id`
+  return { temporaryAudienceId: row?.temporary_audience_id ?? null }
+}
+
+/**
+ * Deletes the batches past their plan's retention that no longer have mail queued or in flight;
+ * returns their temporary audiences (for the caller to delete).
+ */
+export async function purgeEndedBatches(
+  db: Db,
+  retentionDays: Record<Plan, number>,
+): Promise<(number | null)[]> {
+  const rows = await db<{ temporary_audience_id: number | null }[]>`
+    delete from batches b using accounts a
+    where a.id = b.account_id
+      and b.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)
+      and not exists (select 1 from outbox o where o.batch_id = b.id and o.status in ('queued', 'sending'))
+    returning b.temporary_audience_id`
+  return rows.map((r) => r.temporary_audience_id)
+}

@@ -1,0 +1,255 @@
+import type { Plan } from '../plans.ts'
+import type { Db, Fragment } from './sql.ts'
+
+/** The connections table: every statement that reads or writes it. */
+
+export const QUOTA_PERIODS = ['day', 'hour'] as const
+export type QuotaPeriod = (typeof QUOTA_PERIODS)[number]
+export type SmtpPort = 465 | 587 | 2525
+export type ConnectionStatus = 'active' | 'disabled' | 'paused'
+
+/** A connection as the operator sees it; the password never leaves the database. */
+export interface ConnectionView {
+  id: number
+  account_id: number
+  from: string
+  host: string
+  port: SmtpPort
+  username: string
+  quota: number | null
+  quota_period: QuotaPeriod | null
+  rate: number
+  is_default: boolean
+  status: ConnectionStatus
+  paused_until: string | null
+  created_at: string
+  updated_at: string
+}
+
+const VIEW_COLUMNS = (db: Db) => db`
+  id, account_id, from_address as "from", host, port, username, quota, quota_period, rate, is_default,
+  case when disabled then 'disabled' when paused_until > mailroom_now() then 'paused' else 'active' end as status,
+  case when paused_until > mailroom_now() then api_timestamp(paused_until) end as paused_until,
+  api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
+
+/** Everything a send needs of its connection, read in one query. */
+export interface SendingConnection {
+  id: number
+  account_id: number
+  from_address: string
+  host: string
+  port: SmtpPort
+  username: string
+  password_encrypted: string
+  quota: number | null
+  quota_period: QuotaPeriod | null
+  rate: number
+  disabled: boolean
+  paused: boolean
+  is_default: boolean
+}
+
+/** A connection as its queue's runs send through it, with its account's plan. */
+export type QueueConnection = SendingConnection & { plan: Plan }
+
+const SENDING_COLUMNS = (db: Db) => db`
+  id, account_id, from_address, host, port, username, password_encrypted, quota, quota_period, rate,
+  disabled, coalesce(paused_until > mailroom_now(), false) as paused, is_default`
+
+/**
+ * A condition on the connection row `c`: it may send now (not disabled, not paused, not backing
+ * off after push-back).
+ */
+export function mayGoNow(db: Db): Fragment {
+  return db`not c.disabled and not coalesce(greatest(c.paused_until, c.queue_backoff_until) > mailroom_now(), false)`
+}
+
+export interface NewConnection {
+  accountId: number
+  from: string
+  host: string
+  port: SmtpPort
+  username: string
+  passwordSealed: string
+  quota: { quota: number; per: QuotaPeriod } | null
+  rate: number
+}
+
+/** What an account's connections say about a new one: how many exist, and whether `from` is taken. */
+export async function connectionCount(
+  db: Db,
+  accountId: number,
+  from: string,
+): Promise<{ used: number; taken: boolean }> {
+  const [row] = await db<{ used: number; taken: boolean }[]>`
+    select count(*)::int as used, coalesce(bool_or(lower(from_address) = lower(${from})), false) as taken
+    from connections where account_id = ${accountId}`
+  return row ?? { used: 0, taken: false }
+}
+
+/** The first connection of an account becomes its default. */
+export async function insertConnection(db: Db, c: NewConnection): Promise<ConnectionView> {
+  const [row] = await db<ConnectionView[]>`
+    insert into connections (account_id, from_address, host, port, username, password_encrypted,
+                             quota, quota_period, rate, is_default)
+    values (${c.accountId}, ${c.from}, ${c.host}, ${c.port}, ${c.username}, ${c.passwordSealed},
+            ${c.quota?.quota ?? null}, ${c.quota?.per ?? null}, ${c.rate},
+            not exists (select 1 from connections where account_id = ${c.accountId}))
+    returning ${VIEW_COLUMNS(db)}`
+  if (!row) throw new Error('the connection was not recorded')
+  return row
+}
+
+export function selectConnections(db: Db, accountId: number): Promise<ConnectionView[]> {
+  return db<ConnectionView[]>`
+    select ${VIEW_COLUMNS(db)} from connections where account_id = ${accountId} order by id`
+}
+
+export async function connectionLogin(
+  db: Db,
+  id: number,
+): Promise<{ host: string; port: SmtpPort; username: string } | undefined> {
+  const [row] = await db<{ host: string; port: SmtpPort; username: string }[]>`
+    select host, port, username from connections where id = ${id}`
+  return row
+}
+
+/** A change to a connection (see the setters below); undefined when there is no such connection. */
+export async function changeConnection(
+  db: Db,
+  id: number,
+  change: Fragment,
+): Promise<ConnectionView | undefined> {
+  const [row] = await db<ConnectionView[]>`
+    update connections set ${change}, updated_at = now() where id = ${id} returning ${VIEW_COLUMNS(db)}`
+  return row
+}
+
+export interface SettingsChange {
+  /** undefined: unchanged; null: no quota. */
+  quota?: { quota: number; per: QuotaPeriod } | null
+  rate?: number
+  passwordSealed?: string
+}
+
+export function settings(db: Db, change: SettingsChange): Fragment {
+  const { quota, rate, passwordSealed } = change
+  return db`
+    quota = ${quota === undefined ? db`quota` : (quota?.quota ?? null)},
+    quota_period = ${quota === undefined ? db`quota_period` : (quota?.per ?? null)},
+    rate = ${rate ?? db`rate`},
+    password_encrypted = ${passwordSealed ?? db`password_encrypted`}`
+}
+
+export function disabled(db: Db, value: boolean): Fragment {
+  return db`disabled = ${value}`
+}
+
+/** Paused for `minutes`, or until resumed (no duration). */
+export function pausedFor(db: Db, minutes: number | undefined): Fragment {
+  const until =
+    minutes === undefined
+      ? db`'infinity'::timestamptz`
+      : db`mailroom_now() + make_interval(mins => ${minutes})`
+  return db`paused_until = ${until}`
+}
+
+/** Resumed by hand: no pause, no back-off, no failure streak. */
+export function resumed(db: Db): Fragment {
+  return db`paused_until = null, queue_backoff_until = null, consecutive_failures = 0, pause_streak = 0`
+}
+
+/**
+ * Deletes a connection; when it was the default, the oldest remaining one takes its place.
+ * Undefined when there was no such connection.
+ */
+export async function deleteConnectionRow(
+  tx: Db,
+  id: number,
+): Promise<{ newDefaultId: number | null } | undefined> {
+  const [gone] = await tx<{ account_id: number; is_default: boolean }[]>`
+    delete from connections where id = ${id} returning account_id, is_default`
+  if (!gone) return undefined
+  const [next] = gone.is_default
+    ? await tx<{ id: number }[]>`
+        update connections set is_default = true, updated_at = now()
+        where id = (select id from connections where account_id = ${gone.account_id} order by created_at, id limit 1)
+        returning id`
+    : await tx<
+        { id: number }[]
+      >`select id from connections where account_id = ${gone.account_id} and is_default`
+  return { newDefaultId: next?.id ?? null }
+}
+
+/** True when the account has a connection with that id. */
+export async function ownsConnection(db: Db, accountId: number, connectionId: number): Promise<boolean> {
+  const [own] = await db`select 1 from connections where id = ${connectionId} and account_id = ${accountId}`
+  return own !== undefined
+}
+
+export async function connectionById(db: Db, id: number): Promise<SendingConnection | undefined> {
+  const [row] = await db<SendingConnection[]>`select ${SENDING_COLUMNS(db)} from connections where id = ${id}`
+  return row
+}
+
+export async function connectionByAddress(
+  db: Db,
+  accountId: number,
+  from: string,
+): Promise<SendingConnection | undefined> {
+  const [row] = await db<SendingConnection[]>`
+    select ${SENDING_COLUMNS(db)} from connections
+    where account_id = ${accountId} and lower(from_address) = lower(${from})`
+  return row
+}
+
+export async function defaultConnection(db: Db, accountId: number): Promise<SendingConnection | undefined> {
+  const [row] = await db<SendingConnection[]>`
+    select ${SENDING_COLUMNS(db)} from connections where account_id = ${accountId} and is_default`
+  return row
+}
+
+export async function queueConnection(db: Db, id: number): Promise<QueueConnection | undefined> {
+  const [row] = await db<QueueConnection[]>`
+    select ${SENDING_COLUMNS(db)}, (select plan from accounts a where a.id = c.account_id) as plan
+    from connections c where id = ${id}`
+  return row
+}
+
+/**
+ * Counts a provider failure: the `failuresBeforePause`-th in a row pauses the connection for
+ * `firstPauseMinutes`, doubling with each pause of a streak up to `longestPauseMinutes`.
+ */
+export async function countProviderFailure(
+  db: Db,
+  id: number,
+  rule: { failuresBeforePause: number; firstPauseMinutes: number; longestPauseMinutes: number },
+): Promise<{ paused: boolean }> {
+  const pauses = db`consecutive_failures + 1 >= ${rule.failuresBeforePause}`
+  const [row] = await db<{ paused: boolean }[]>`
+    update connections set
+      consecutive_failures = case when ${pauses} then 0 else consecutive_failures + 1 end,
+      paused_until = case when ${pauses}
+        then mailroom_now() + make_interval(mins => least(
+          ${rule.firstPauseMinutes} * power(2, least(pause_streak, 10))::int, ${rule.longestPauseMinutes}))
+        else paused_until end,
+      pause_streak = case when ${pauses} then pause_streak + 1 else pause_streak end
+    where id = ${id}
+    returning coalesce(paused_until > mailroom_now(), false) as paused`
+  return { paused: row?.paused ?? false }
+}
+
+/** A delivered message ends the connection's failure streak: a statement to ride with the outbox's. */
+export function clearFailures(db: Db, id: number): Fragment {
+  return db`
+    update connections set consecutive_failures = 0, pause_streak = 0
+    where id = ${id} and (consecutive_failures <> 0 or pause_streak <> 0)`
+}
+
+/** Push-back: the connection's queue waits `delayMs` before it tries any message again. */
+export async function holdQueue(db: Db, id: number, delayMs: number): Promise<void> {
+  await db`
+    update connections set queue_backoff_until = greatest(
+      coalesce(queue_backoff_until, '-infinity'), mailroom_now() + ${delayMs} * interval '1 millisecond')
+    where id = ${id}`
+}

@@ -1,0 +1,94 @@
+import { runMigrations, Logger as WorkerLogger } from 'graphile-worker'
+import type { Logger } from '../log.ts'
+import type { Db, Fragment } from './sql.ts'
+
+/**
+ * graphile-worker's tables (schema `graphile_worker`): the only module that reads or writes
+ * them. Jobs are added in the same statements as the mail they send, so this is storage, not
+ * the worker: the worker (src/worker/) only runs what is added here.
+ */
+
+/** graphile-worker's task that sends a connection's queued mail. */
+export const QUEUE_TASK = 'deliver_queue'
+/** graphile-worker's task that applies the plans' retention. */
+export const PURGE_TASK = 'purge_expired'
+
+export interface QueueRunPayload {
+  connectionId: number
+}
+
+function queueKey(connectionId: number): string {
+  return `queue:${connectionId}`
+}
+
+/**
+ * A job that will still run: waiting with attempts left, or under way. graphile-worker keeps a
+ * job it gave up on (attempts used up) under its key; such a job promises nothing, so a queue's
+ * liveness never rests on one.
+ */
+function willRun(db: Db): Fragment {
+  return db`(j.locked_at is not null or j.attempts < j.max_attempts)`
+}
+
+/**
+ * A query that asks for a run of the connection's queue after `delayMs`. One job per connection,
+ * keyed, so that many messages make one run and a later request moves the run rather than adding
+ * one; and in a named queue of its own, so that a request made while a run is under way makes one
+ * more run after it rather than a second one beside it. When a run that starts no later is
+ * already waiting to start, nothing is added: it will see this mail (the liveness sweep covers
+ * the rare run that started just before the mail was committed). A job given up on is replaced
+ * (graphile-worker resets its attempts). A fragment, so that it can ride in the statement that
+ * queues the mail: both are committed together, in one round trip.
+ */
+export function queueRunRequest(db: Db, connectionId: number, delayMs = 0): Fragment {
+  const payload: QueueRunPayload = { connectionId }
+  const key = queueKey(connectionId)
+  const runAt = db`now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond'`
+  return db`
+    select graphile_worker.add_job(${QUEUE_TASK}::text, ${db.json({ ...payload })}::json, run_at => ${runAt},
+      queue_name => ${key}::text, job_key => ${key}::text)
+    where not exists (
+      select 1 from graphile_worker.jobs j
+      where j.key = ${key}::text and j.locked_at is null and j.run_at <= ${runAt} and j.attempts < j.max_attempts)`
+}
+
+/** Asks for a run of the connection's queue after `delayMs` (see queueRunRequest). */
+export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
+  await db`${queueRunRequest(db, connectionId, delayMs)}`
+}
+
+/** A condition on `connectionId` (an SQL expression): a run of that connection's queue will run. */
+export function queueRunComing(db: Db, connectionId: Fragment): Fragment {
+  return db`exists (select 1 from graphile_worker.jobs j where j.key = 'queue:' || ${connectionId} and ${willRun(db)})`
+}
+
+/**
+ * Job workers that have held a job for `heldMs` though no live process owns them (`owned`: the
+ * job worker ids live processes recorded): ones that died before their process recorded them,
+ * or whose process is gone.
+ */
+export async function orphanedJobWorkers(db: Db, heldMs: number, owned: string[]): Promise<string[]> {
+  const [row] = await db<{ orphans: string[] }[]>`
+    select coalesce(array_agg(distinct j.locked_by), '{}') as orphans from graphile_worker.jobs j
+    where j.locked_by is not null and j.locked_at < now() - ${heldMs} * interval '1 millisecond'
+      and not (j.locked_by = any(${owned}::text[]))`
+  return row?.orphans ?? []
+}
+
+/** Unlocks the jobs of job workers that are gone, at once rather than after graphile-worker's 4-hour timeout. */
+export async function unlockJobWorkers(db: Db, jobWorkers: string[]): Promise<void> {
+  if (jobWorkers.length) await db`select graphile_worker.force_unlock_workers(${jobWorkers}::text[])`
+}
+
+/** graphile-worker's logs, as Mailroom's structured logs. */
+export function workerLogger(log: Logger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : 'debug'
+    log[method]({ component: 'worker', ...scope, ...meta }, message)
+  })
+}
+
+/** Installs or upgrades graphile-worker's own schema (jobs are added by the API too). */
+export async function migrateJobSchema(databaseUrl: string, log: Logger): Promise<void> {
+  await runMigrations({ connectionString: databaseUrl, logger: workerLogger(log) })
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto'
+import os from 'node:os'
+import { orphanedJobWorkers, scheduleQueueRun, unlockJobWorkers } from '../db/jobs.ts'
+import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/outbox.ts'
+import type { Sql } from '../db/sql.ts'
+import { beat, liveJobWorkers, removeSilentProcesses } from '../db/worker-processes.ts'
+
+/** How often a worker process says it is alive. */
+export const HEARTBEAT_MS = 5_000
+/** Silence after which a worker process is taken for dead and its work handed on. */
+export const DEAD_AFTER_MS = 30_000
+
+/** A name for this worker process, unique among all that ever run against the database. */
+export function newProcessId(): string {
+  return `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Beats for this process, then hands on the work of processes that stopped beating: the
+ * messages they held go back to the queue (to be sent again, with the same Message-ID) and
+ * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
+ * four-hour lock timeout. Due mail that has no queue run coming gets one. Returns how many dead
+ * processes were found and how many connections' queues were given a run.
+ */
+export async function beatAndSweep(
+  sql: Sql,
+  processId: string,
+): Promise<{ dead: number; connections: number }> {
+  return sql.begin(async (tx) => {
+    // Re-created if a sweep by another process took this one for dead (a long stall): its
+    // messages were handed on then, and it carries on with fresh ones.
+    await beat(tx, processId)
+    const gone = await removeSilentProcesses(tx, DEAD_AFTER_MS)
+    // Also any job worker no live process owns that has held a job for as long: one that died
+    // before its process recorded it, or whose process is gone. Unlocking a job that is in fact
+    // still running only makes it run twice, which queue runs and the purge are made to bear.
+    const orphans = await orphanedJobWorkers(tx, DEAD_AFTER_MS, await liveJobWorkers(tx))
+    await unlockJobWorkers(tx, [...new Set([...gone.flatMap((g) => g.jobWorkerIds), ...orphans])])
+    const released = await releaseOrphanedClaims(tx)
+    const stranded = await connectionsWithStrandedMail(tx, HEARTBEAT_MS)
+    const connections = new Set([...released, ...stranded])
+    for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)
+    return { dead: gone.length, connections: connections.size }
+  })
+}

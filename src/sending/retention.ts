@@ -1,0 +1,33 @@
+import { deleteAudiences } from '../db/audiences.ts'
+import { purgeEndedBatches } from '../db/batches.ts'
+import { purgeOutbox } from '../db/outbox.ts'
+import type { Sql } from '../db/sql.ts'
+import { purgeCounters } from '../db/usage.ts'
+import { PLAN_LIMITS, PLANS, type Plan } from '../plans.ts'
+
+/** Usage counters older than this can no longer be reached by a give-back. */
+const COUNTER_KEEP_DAYS = 2
+
+const RETENTION_DAYS = Object.fromEntries(
+  PLANS.map((plan) => [plan, PLAN_LIMITS[plan].retentionDays]),
+) as Record<Plan, number>
+
+/**
+ * Applies the plans' email log retention: outbox records past it go, and with them the
+ * idempotency keys they hold; so do ended batches. Mail still queued or in flight is never
+ * touched, nor the records of a batch that still exists (they are its recipients).
+ */
+export async function purgeExpired(sql: Sql): Promise<{ batches: number; outbox: number; counters: number }> {
+  // An ended batch past retention goes first; its records are then plain outbox records.
+  const batches = await sql.begin(async (tx) => {
+    const temporaryAudiences = await purgeEndedBatches(tx, RETENTION_DAYS)
+    await deleteAudiences(
+      tx,
+      temporaryAudiences.filter((id): id is number => id !== null),
+    )
+    return temporaryAudiences.length
+  })
+  const outbox = await purgeOutbox(sql, RETENTION_DAYS)
+  const counters = await purgeCounters(sql, COUNTER_KEEP_DAYS)
+  return { batches, outbox, counters }
+}
