@@ -8,9 +8,13 @@ import { PLAN_LIMITS, PLANS, type Plan } from '../plans.ts'
 /** Usage counters older than this can no longer be reached by a give-back. */
 const COUNTER_KEEP_DAYS = 2
 
-const RETENTION_DAYS = Object.fromEntries(
-  PLANS.map((plan) => [plan, PLAN_LIMITS[plan].retentionDays]),
-) as Record<Plan, number>
+/** Each plan's retention as the plan table says it (read per run, like every other limit). */
+function retentionDays(): Record<Plan, number> {
+  return Object.fromEntries(PLANS.map((plan) => [plan, PLAN_LIMITS[plan].retentionDays])) as Record<
+    Plan,
+    number
+  >
+}
 
 /**
  * Applies the plans' email log retention: outbox records past it go, and with them the
@@ -18,16 +22,17 @@ const RETENTION_DAYS = Object.fromEntries(
  * touched, nor the records of a batch that still exists (they are its recipients).
  */
 export async function purgeExpired(sql: Sql): Promise<{ batches: number; outbox: number; counters: number }> {
+  const retention = retentionDays()
   // An ended batch past retention goes first; its records are then plain outbox records.
   const batches = await sql.begin(async (tx) => {
-    const temporaryAudiences = await purgeEndedBatches(tx, RETENTION_DAYS)
+    const temporaryAudiences = await purgeEndedBatches(tx, retention)
     await deleteAudiences(
       tx,
       temporaryAudiences.filter((id): id is number => id !== null),
     )
     return temporaryAudiences.length
   })
-  const outbox = await purgeOutbox(sql, RETENTION_DAYS)
+  const outbox = await purgeOutbox(sql, retention)
   const counters = await purgeCounters(sql, COUNTER_KEEP_DAYS)
   return { batches, outbox, counters }
 }

@@ -66,10 +66,29 @@ describe('text PostgreSQL cannot store', () => {
       ['subject'],
     ],
     ['an unknown field', '/templates', { ...template, extra: ['ok', '\u0000'] }, ['extra', 1]],
+    ['a subject, as a lone surrogate', '/templates', { ...template, subject: 'x\ud800y' }, ['subject']],
+    [
+      'an email, as a lone low surrogate',
+      '/send',
+      { to: 'ada@example.com', subject: '\udc00', text_body: 'x' },
+      ['subject'],
+    ],
+    [
+      'a payload key',
+      '/audiences/1/members',
+      { members: [{ email: 'ada@example.com', payload: { 'na\u0000me': 'Ada' } }] },
+      ['members', 0, 'payload', 'na\u0000me'],
+    ],
+    [
+      'a payload value, as a lone surrogate',
+      '/audiences/1/members',
+      { members: [{ email: 'ada@example.com', payload: { name: '\ud83d' } }] },
+      ['members', 0, 'payload', 'name'],
+    ],
   ])(
-    'a NUL character (\\u0000) in %s answers 400 with the validation body',
+    'a NUL character (\\u0000) or lone surrogate in %s answers 400 with the validation body',
     async (_what, path, body, at) => {
-      const { key } = await seedAccount(app)
+      const { key } = await seedAccount(app, { plan: 'pro' })
       // JSON.stringify writes the NUL as the escape `\u0000`, as a client would send it.
       const response = await app.request(path, { method: 'POST', key, body })
       expect(await statusAndBody(response)).toEqual({
@@ -78,6 +97,29 @@ describe('text PostgreSQL cannot store', () => {
       })
     },
   )
+})
+
+describe('the plan gate comes first', () => {
+  it.each([
+    ['/enqueue', { to: 'ada@example.com', subject: 'Hi\u0000', text_body: 'x' }, 'async_sending'],
+    [
+      '/send/batch',
+      { template: { subject: '\u0000', text_body: 'x' }, recipients: ['a@example.com'] },
+      'batch_sending',
+    ],
+    ['/audiences', { name: 'Cus\u0000tomers' }, 'audiences'],
+  ])('a Free POST %s with text PostgreSQL cannot store answers 403, not 400', async (path, body, feature) => {
+    const { key } = await seedAccount(app, { plan: 'free' })
+    const response = await app.request(path, { method: 'POST', key, body })
+    expect(await statusAndBody(response)).toEqual({
+      status: 403,
+      body: {
+        code: 'FEATURE_NOT_AVAILABLE',
+        message: humanText,
+        details: { feature, upgradeRequired: true },
+      },
+    })
+  })
 })
 
 describe('body size limit', () => {

@@ -143,6 +143,8 @@ describe('transient and permanent failures', () => {
 
     const sent = await waitForOutboxStatus(app, s.accountId, id, 'sent')
     expect(sent.attempts).toBeGreaterThan(1)
+    // The earlier attempts' error no longer stands beside `sent`.
+    expect(sent.error).toBeNull()
     expect(s.sink.messages).toHaveLength(1)
     expect(s.sink.messages[0]?.headers.get('message-id')).toBe(sent.message_id)
   })

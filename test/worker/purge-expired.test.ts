@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PLAN_LIMITS } from '../../src/plans.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
 
@@ -45,6 +46,20 @@ describe('purge_expired keeps each plan’s email log retention', () => {
       freeSending,
       proKept,
     ])
+  })
+
+  it("takes each plan's retention from the plan table, not from whether the plan is free", async () => {
+    const pro = await seedAccount(app, { plan: 'pro' })
+    const proOld = await outboxRow(pro.account.id, 31)
+    const proKept = await outboxRow(pro.account.id, 29)
+    const saved = PLAN_LIMITS.pro.retentionDays
+    PLAN_LIMITS.pro.retentionDays = 30
+    try {
+      await purgeExpired(app.services.sql)
+    } finally {
+      PLAN_LIMITS.pro.retentionDays = saved
+    }
+    expect(await remaining([proOld, proKept])).toEqual([proKept])
   })
 
   it('drops usage counters no give-back can reach any more, and keeps current ones', async () => {
