@@ -47,6 +47,6 @@ export function invalidInput(issues: ValidationIssue[]): AppError {
 }
 
 /** One readable line: what the operator command prints and the dashboard shows. */
-export function describeIssues(issues: ValidationIssue[]): string {
+function describeIssues(issues: ValidationIssue[]): string {
   return issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')
 }

@@ -7,7 +7,7 @@ import { createLogger, type Logger } from './log.ts'
 import type { Services } from './services.ts'
 import { TransportPool } from './smtp/pool.ts'
 
-export const MIN_SECRET_LENGTH = 32
+const MIN_SECRET_LENGTH = 32
 /** Enough for the API's requests and the worker's concurrent sends together. */
 const POOL_SIZE = 20
 

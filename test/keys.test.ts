@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { type Account, createAccount, setPlan } from '../src/accounts/accounts.ts'
 import { addConnection, type ConnectionView, deleteConnection } from '../src/connections/connections.ts'
 import {
@@ -11,20 +11,16 @@ import {
   rotateKey,
   scopeKey,
 } from '../src/keys/keys.ts'
-import { startTestApp, type TestApp } from './support/app.ts'
+import { useTestApp } from './support/app.ts'
 import { expectAbout } from './support/matchers.ts'
 import { refusal } from './support/refusal.ts'
-import { type SmtpSink, startSmtpSink } from './support/smtp-sink.ts'
+import type { SmtpSink } from './support/smtp-sink.ts'
 
-let app: TestApp
+const app = useTestApp()
 let sink: SmtpSink
 
 beforeAll(async () => {
-  ;[app, sink] = await Promise.all([startTestApp(), startSmtpSink({ port: 2525 })])
-})
-
-afterAll(async () => {
-  await Promise.all([app?.close(), sink?.close()])
+  sink = await app.sink({ port: 2525 })
 })
 
 const DAY_MS = 24 * 60 * 60 * 1000

@@ -5,7 +5,7 @@ import type { BatchRequestSchema } from '../generated/routes.ts'
 export type BatchRequest = z.infer<typeof BatchRequestSchema>
 
 /** `recipients` (after de-duplication) and `emails` hold at most this many. */
-export const MAX_BATCH_SIZE = 1000
+const MAX_BATCH_SIZE = 1000
 
 const PAIRS = [
   ['template', 'template_id'],

@@ -20,8 +20,6 @@ import { newMessageId } from '../sending/outbox.ts'
 import { compileContent, type MessageContent, type Payload } from '../templates/placeholders.ts'
 import { type BatchRequest, checkBatchMode, checkBatchSize, uniqueAddresses } from './batch-request.ts'
 
-export type { FailedRecipient }
-
 /** A batch exactly as the contract shows it. */
 export type Batch = z.infer<typeof BatchSchema>
 

@@ -24,12 +24,12 @@ import { AppError } from '../errors.ts'
 import { sealPassword } from '../smtp/secret-box.ts'
 import { type SmtpLogin, verifySmtpLogin } from '../smtp/transport.ts'
 
-export type { ConnectionView, QuotaPeriod }
+export type { ConnectionView }
 
 /** The only ports a connection may use: 465 with TLS, 587 and 2525 with STARTTLS. */
-export const SMTP_PORTS: readonly SmtpPort[] = [465, 587, 2525]
-export const DEFAULT_RATE = 60
-export const MAX_RATE = 6000
+const SMTP_PORTS: readonly SmtpPort[] = [465, 587, 2525]
+const DEFAULT_RATE = 60
+const MAX_RATE = 6000
 
 /** What managing connections needs: the database, the key that seals passwords, and the SMTP host policy. */
 export interface ConnectionDeps {

@@ -8,8 +8,6 @@ import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 
-export type { SendingConnection }
-
 /**
  * `now`: the caller waits for the SMTP server (POST /send); a paused connection is refused.
  * `queued`: the mail waits its turn in the background; a paused connection is accepted.

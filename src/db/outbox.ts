@@ -31,7 +31,7 @@ export interface OutboxRecord {
 }
 
 /** An attempt in flight longer than this is taken for dead (well beyond every SMTP timeout). */
-export const ATTEMPT_LEASE_SECONDS = 300
+const ATTEMPT_LEASE_SECONDS = 300
 
 const COLUMNS = (db: Db) => db`
   id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
@@ -243,7 +243,7 @@ export async function claimNext(
 }
 
 /** Said of mail whose connection was deleted while it waited (the rulings' wording). */
-export const CONNECTION_DELETED = 'connection deleted'
+const CONNECTION_DELETED = 'connection deleted'
 
 /**
  * Back to `queued` with `error` as the last error; but mail whose connection was deleted

@@ -13,7 +13,7 @@ import type { AppEnv } from './env.ts'
 export const MAX_REPORTED_ISSUES = 100
 
 /** zod 4 keeps `issues` off its JSON form; the specification's body lists them, so build it. */
-export function issuesOf(error: ZodError): ValidationIssue[] {
+function issuesOf(error: ZodError): ValidationIssue[] {
   return error.issues.map((issue) => ({
     path: issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
     message: issue.message,
@@ -83,7 +83,7 @@ function bodyOf(error: AppError): unknown {
   }
 }
 
-export function sendError(c: Context<AppEnv>, error: AppError): Response {
+function sendError(c: Context<AppEnv>, error: AppError): Response {
   const response = errorResponse(error)
   if (!response) return unexpected(c, error)
   return c.json(response.body, response.status, response.headers)

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 
-export const OPENAPI_SOURCE = fileURLToPath(new URL('../../openapi/openapi.yaml', import.meta.url))
+const OPENAPI_SOURCE = fileURLToPath(new URL('../../openapi/openapi.yaml', import.meta.url))
 
 /** The contract exactly as written in openapi/openapi.yaml: the app serves the source, not a copy. */
 export function loadOpenApiDocument(): Record<string, unknown> {

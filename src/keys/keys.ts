@@ -23,8 +23,8 @@ export type ApiKey = ApiKeyRow
 /** Recognisable in logs and secret scanners; the 32 random bytes after it carry 256 bits. */
 export const KEY_PREFIX = 'mr_'
 const SHOWN_PREFIX_LENGTH = KEY_PREFIX.length + 6
-export const MIN_EXPIRY_DAYS = 7
-export const MAX_EXPIRY_DAYS = 365
+const MIN_EXPIRY_DAYS = 7
+const MAX_EXPIRY_DAYS = 365
 
 function newSecret(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url')

@@ -8,7 +8,7 @@ import { beat, liveJobWorkers, removeSilentProcesses } from '../db/worker-proces
 /** How often a worker process says it is alive. */
 export const HEARTBEAT_MS = 5_000
 /** Silence after which a worker process is taken for dead and its work handed on. */
-export const DEAD_AFTER_MS = 30_000
+const DEAD_AFTER_MS = 30_000
 
 /** A name for this worker process, unique among all that ever run against the database. */
 export function newProcessId(): string {

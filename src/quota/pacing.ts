@@ -4,9 +4,9 @@ import { takePacingToken } from '../db/usage.ts'
 import { LimitReached, wholeSeconds } from './limit-reached.ts'
 
 /** The bucket holds at most this many tokens, so a burst never exceeds ten messages. */
-export const MAX_BURST = 10
+const MAX_BURST = 10
 
-export function bucketCapacity(rate: number): number {
+function bucketCapacity(rate: number): number {
   return Math.min(rate, MAX_BURST)
 }
 

@@ -12,7 +12,7 @@ import type { Db } from '../db/sql.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { EmailRequest } from './email-request.ts'
 
-export type { AttemptRecord, OutboxMessage, OutboxRecord }
+export type { AttemptRecord, OutboxRecord }
 
 /** A Message-ID in the sender's domain, known before the attempt so a re-send can reuse it. */
 export function newMessageId(from: string): string {

@@ -6,23 +6,17 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type RunningWorker, startWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import { addresses, batchOf, createdBatch, poll, waitForBatchEnd } from '../support/batches.ts'
 import { killWorkerProcessAfter } from '../support/queue.ts'
-import { closeAppAndSinks, startSender } from '../support/sending.ts'
+import { startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 let worker: RunningWorker | undefined
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
 
 afterAll(async () => {
   await worker?.stop()
-  await closeAppAndSinks(app, sinks)
 })
 
 /** Where the batch's mail and the queue's jobs stand, for a failure message. */
@@ -42,7 +36,7 @@ it('kill -9 mid-batch: every one of 300 recipients is delivered within a minute 
   timeout: 120_000,
 }, async () => {
   const TOTAL = 300
-  const s = await startSender(app, sinks, 'batchcrash', { plan: 'pro', behaviour: { dataDelayMs: 20 } })
+  const s = await startSender(app, 'batchcrash', { plan: 'pro', behaviour: { dataDelayMs: 20 } })
   const recipients = addresses('crash', TOTAL)
   const id = await createdBatch(app, s.key, { template: { subject: 'Crash', text_body: 'x' }, recipients })
   expect((await batchOf(app, s.key, id)).status).toBe('pending')

@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
 import { deleteConnection, disableConnection, resumeConnection } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
-import { type RunningWorker, startWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import {
   addresses,
   answerOf,
@@ -28,24 +27,16 @@ import {
   waitForBatchEnd,
 } from '../support/batches.ts'
 import { humanText } from '../support/matchers.ts'
-import { startAppBeforeTopOfHour } from '../support/queue.ts'
-import { closeAppAndSinks, startSender } from '../support/sending.ts'
+import { holdsUntil, startAppBeforeTopOfHour } from '../support/queue.ts'
+import { startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-let worker: RunningWorker
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 
 const RETRY = retryPolicy(50, 3, 50)
 
 beforeAll(async () => {
-  app = await startTestApp()
-  worker = await startWorker(app.services, { retry: RETRY })
-})
-
-afterAll(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
+  await app.worker({ retry: RETRY })
 })
 
 const template = { subject: 'Batch news', text_body: 'Hello from the batch' }
@@ -73,7 +64,7 @@ describe('a 1000-recipient batch end to end', () => {
   it('every recipient receives it exactly once; counts and progress rise while it runs; completed at 100', {
     timeout: 60_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'thousand', { plan: 'pro', rate: 6000 })
+    const s = await startSender(app, 'thousand', { plan: 'pro', rate: 6000 })
     const recipients = addresses('t', 1000)
     const id = await createdBatch(app, s.key, { name: 'Thousand', template, recipients })
 
@@ -133,7 +124,7 @@ describe('refused addresses', () => {
     timeout: 30_000,
   }, async () => {
     const refused = ['nobody1@example.com', 'nobody2@example.com', 'nobody3@example.com']
-    const s = await startSender(app, sinks, 'refused', {
+    const s = await startSender(app, 'refused', {
       plan: 'pro',
       behaviour: { rejectRecipients: refused },
     })
@@ -177,7 +168,7 @@ describe('refused addresses', () => {
     timeout: 30_000,
   }, async () => {
     const refused = addresses('gone', 4)
-    const s = await startSender(app, sinks, 'allrefused', {
+    const s = await startSender(app, 'allrefused', {
       plan: 'pro',
       behaviour: { rejectRecipients: refused },
     })
@@ -218,7 +209,7 @@ describe('refused addresses', () => {
 
 describe('DELETE /batches/{id} once it ran', () => {
   it('running: 400 INVALID_STATUS; completed: 200, then BATCH_NOT_FOUND and its temporary audience gone', async () => {
-    const s = await startSender(app, sinks, 'deleting', { plan: 'pro', behaviour: { dataDelayMs: 300 } })
+    const s = await startSender(app, 'deleting', { plan: 'pro', behaviour: { dataDelayMs: 300 } })
     const id = await createdBatch(app, s.key, { template, recipients: addresses('del', 6) })
     const audience = await temporaryAudienceOf(app, id)
     expect(audience).not.toBeNull()
@@ -243,7 +234,7 @@ describe('DELETE /batches/{id} once it ran', () => {
   })
 
   it('failed: 200 as well', async () => {
-    const s = await startSender(app, sinks, 'delfailed', {
+    const s = await startSender(app, 'delfailed', {
       plan: 'pro',
       behaviour: { rejectRecipients: ['x@example.com'] },
     })
@@ -263,33 +254,24 @@ describe('limits make a batch wait, never fail it', () => {
   }, async () => {
     // Mailroom's clock reaches a top of the hour 6 s from now.
     const { app: clockApp, boundary } = await startAppBeforeTopOfHour(6_000)
-    const clockSinks: SmtpSink[] = []
-    let clockWorker: RunningWorker | undefined
     try {
-      const s = await startSender(clockApp, clockSinks, 'quota', {
-        plan: 'pro',
-        quota: { quota: 5, per: 'hour' },
-      })
-      clockWorker = await startWorker(clockApp.services, { retry: RETRY })
+      const s = await startSender(clockApp, 'quota', { plan: 'pro', quota: { quota: 5, per: 'hour' } })
+      await clockApp.worker({ retry: RETRY })
       const id = await createdBatch(clockApp, s.key, { template, recipients: addresses('q', 8) })
       await s.sink.waitForMessages(5, 3_000)
       expect(boundary - Date.now(), 'the first five must arrive well before the window ends').toBeGreaterThan(
         1_000,
       )
       // Until the window ends: five sent, three waiting, nothing failed, the batch running.
-      let checks = 0
-      while (Date.now() < boundary - 300) {
-        expect(s.sink.messages).toHaveLength(5)
-        expect(await batchOf(clockApp, s.key, id)).toMatchObject({
-          status: 'running',
-          sent_count: 5,
-          failed_count: 0,
-          progress: 62,
-        })
-        checks++
-        await sleep(100)
-      }
-      expect(checks).toBeGreaterThan(3)
+      const checked = await holdsUntil(
+        boundary - 300,
+        async () => ({ arrived: s.sink.messages.length, batch: await batchOf(clockApp, s.key, id) }),
+        ({ arrived, batch }) => {
+          expect(arrived).toBe(5)
+          expect(batch).toMatchObject({ status: 'running', sent_count: 5, failed_count: 0, progress: 62 })
+        },
+      )
+      expect(checked).toBeGreaterThan(3)
       await s.sink.waitForMessages(8, 11_000)
       expect(await waitForBatchEnd(clockApp, s.key, id)).toMatchObject({
         status: 'completed',
@@ -299,15 +281,14 @@ describe('limits make a batch wait, never fail it', () => {
       const late = s.sink.messages.slice(5)
       expect(late.every((m) => m.receivedAt.getTime() >= boundary - 50)).toBe(true)
     } finally {
-      await clockWorker?.stop()
-      await closeAppAndSinks(clockApp, clockSinks)
+      await clockApp.close()
     }
   })
 
   it('provider push-back (421): the batch waits, nobody fails; once the provider accepts and the connection runs again, completed', {
     timeout: 30_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'pushback', { plan: 'pro', behaviour: { throttleAfter: 3 } })
+    const s = await startSender(app, 'pushback', { plan: 'pro', behaviour: { throttleAfter: 3 } })
     const recipients = addresses('pb', 10)
     const id = await createdBatch(app, s.key, { template, recipients })
     await s.sink.waitForMessages(3)
@@ -348,7 +329,7 @@ describe('limits make a batch wait, never fail it', () => {
   it('rejectData 451 for a while: the batch waits and completes without failed recipients', {
     timeout: 30_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'pushdata', {
+    const s = await startSender(app, 'pushdata', {
       plan: 'pro',
       behaviour: { rejectData: { code: 451, message: '4.7.1 Try again later' } },
     })
@@ -375,7 +356,7 @@ describe('pacing and a disabled connection make a batch wait', () => {
   it('pacing (60 per minute: a burst of 10, then 1 per second): recipients wait their turn, none fails', {
     timeout: 30_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'paced', { plan: 'pro', rate: 60 })
+    const s = await startSender(app, 'paced', { plan: 'pro', rate: 60 })
     const id = await createdBatch(app, s.key, { template, recipients: addresses('pace', 12) })
     const messages = await s.sink.waitForMessages(12, 10_000)
     expect(await waitForBatchEnd(app, s.key, id)).toMatchObject({
@@ -391,7 +372,7 @@ describe('pacing and a disabled connection make a batch wait', () => {
   it('disabled mid-batch: the rest is held (not sent, not failed) until the connection is enabled', {
     timeout: 30_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'disabled', { plan: 'pro', behaviour: { dataDelayMs: 50 } })
+    const s = await startSender(app, 'disabled', { plan: 'pro', behaviour: { dataDelayMs: 50 } })
     const id = await createdBatch(app, s.key, { template, recipients: addresses('dis', 30) })
     await s.sink.waitForMessages(5)
     await disableConnection(app.services.sql, s.connectionId, true)
@@ -419,7 +400,7 @@ describe('a connection deleted mid-batch', () => {
   it('fails the waiting recipients with `connection deleted`; the batch ends completed with those sent', {
     timeout: 30_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'delconn', { plan: 'pro', behaviour: { dataDelayMs: 50 } })
+    const s = await startSender(app, 'delconn', { plan: 'pro', behaviour: { dataDelayMs: 50 } })
     const recipients = addresses('dc', 60)
     const id = await createdBatch(app, s.key, { template, recipients })
     await s.sink.waitForMessages(5)

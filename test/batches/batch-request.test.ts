@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addConnection, disableConnection, pauseConnection } from '../../src/connections/connections.ts'
 import { createKey } from '../../src/keys/keys.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 import {
   addresses,
   answerOf,
@@ -26,26 +26,20 @@ import {
   temporaryAudienceOf,
 } from '../support/batches.ts'
 import { expectAbout, humanText, TIMESTAMP } from '../support/matchers.ts'
-import { closeAppAndSinks, type Sender, senderAddress, startSender } from '../support/sending.ts'
+import { type Sender, senderAddress, startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 /** A Pro account with one connection; batches here are never sent (no worker runs). */
 let pro: Sender
 /** Another Pro account, whose audiences, templates and batches are not `pro`'s. */
 let other: Sender
 
 beforeAll(async () => {
-  app = await startTestApp()
   ;[pro, other] = await Promise.all([
-    startSender(app, sinks, 'batchreq', { plan: 'pro' }),
-    startSender(app, sinks, 'batchother', { plan: 'pro' }),
+    startSender(app, 'batchreq', { plan: 'pro' }),
+    startSender(app, 'batchother', { plan: 'pro' }),
   ])
-})
-
-afterAll(async () => {
-  await closeAppAndSinks(app, sinks)
 })
 
 const inline = { subject: 'Hello {{first_name}}', text_body: 'Hi {{first_name}}', html_body: '<p>Hi</p>' }
@@ -90,7 +84,7 @@ describe('plan and authentication', () => {
   })
 
   it('Free with a connection is refused too, and nothing is recorded', async () => {
-    const free = await startSender(app, sinks, 'batchfree', { plan: 'free' })
+    const free = await startSender(app, 'batchfree', { plan: 'free' })
     expect(await postBatch(app, free.key, { template: inline, recipients: ['a@example.com'] })).toEqual(
       refusal,
     )
@@ -154,9 +148,8 @@ describe('POST /send/batch: the three forms', () => {
 
   it('the status_url leads to the batch', async () => {
     const reply = await postBatch(app, pro.key, { template: inline, recipients: ['s@example.com'] })
-    const res = await fetch(`${app.url}${reply.body.status_url}`, {
-      headers: { authorization: `Bearer ${pro.key}` },
-    })
+    // A path from the host root, as the contract says.
+    const res = await app.requestRoot(String(reply.body.status_url), { key: pro.key })
     expect(res.status).toBe(200)
     expect((await res.json()).batch.id).toBe(reply.body.batch_id)
   })
@@ -298,7 +291,7 @@ describe('POST /send/batch: 1000 at most', () => {
   })
 
   it('BATCH_TOO_LARGE leaves nothing behind: no batch, no temporary audience', async () => {
-    const owner = await startSender(app, sinks, 'batchbig', { plan: 'pro' })
+    const owner = await startSender(app, 'batchbig', { plan: 'pro' })
     await postBatch(app, owner.key, { template: inline, recipients: addresses('big', 1001) })
     const [row] = await app.services.sql<{ batches: number; audiences: number }[]>`
       select (select count(*)::int from batches where account_id = ${owner.accountId}) as batches,
@@ -344,7 +337,7 @@ describe('POST /send/batch: connection selection (rulings, /enqueue-batches colu
   })
 
   it('CONNECTION_NOT_FOUND for a `from` of no connection, and for a disabled connection', async () => {
-    const owner = await startSender(app, sinks, 'batchsel', { plan: 'pro' })
+    const owner = await startSender(app, 'batchsel', { plan: 'pro' })
     expect(await postBatch(app, owner.key, { ...body, from: 'nobody@example.com' })).toEqual(
       standard(403, 'CONNECTION_NOT_FOUND'),
     )
@@ -359,8 +352,8 @@ describe('POST /send/batch: connection selection (rulings, /enqueue-batches colu
   })
 
   it('CONNECTION_SCOPE_MISMATCH for a scoped key with `from` naming another connection', async () => {
-    const owner = await startSender(app, sinks, 'batchscope', { plan: 'pro' })
-    const sink = sinks.at(-1) as SmtpSink
+    const owner = await startSender(app, 'batchscope', { plan: 'pro' })
+    const sink = app.sinks.at(-1) as SmtpSink
     const second = await addConnection(app.services, {
       accountId: owner.accountId,
       ...sink.login,
@@ -383,7 +376,7 @@ describe('POST /send/batch: connection selection (rulings, /enqueue-batches colu
   })
 
   it('a paused connection is accepted (default and named by `from`): the batch waits', async () => {
-    const owner = await startSender(app, sinks, 'batchpaused', { plan: 'pro' })
+    const owner = await startSender(app, 'batchpaused', { plan: 'pro' })
     await pauseConnection(app.services.sql, owner.connectionId)
     const byDefault = await postBatch(app, owner.key, body)
     expect(byDefault).toEqual(created(byDefault.body.batch_id, 1))
@@ -408,7 +401,7 @@ describe('POST /send/batch: name and temporary audience', () => {
   })
 
   it('recipients become a temporary audience of the unique addresses: temporary 1, not listed, readable by id', async () => {
-    const owner = await startSender(app, sinks, 'batchtemp', { plan: 'pro' })
+    const owner = await startSender(app, 'batchtemp', { plan: 'pro' })
     const lasting = await audienceWith(app, owner.key, [{ email: 'keep@example.com' }], 'Lasting')
     const id = await createdBatch(app, owner.key, {
       name: 'Temp',

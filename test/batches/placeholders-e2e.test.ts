@@ -7,8 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pauseConnection, resumeConnection } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
-import { type RunningWorker, startWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import {
   answerOf,
   audienceWith,
@@ -19,21 +18,13 @@ import {
   templateWith,
   waitForBatchEnd,
 } from '../support/batches.ts'
-import { closeAppAndSinks, type Sender, startSender } from '../support/sending.ts'
+import { type Sender, startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-let worker: RunningWorker
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 
 beforeAll(async () => {
-  app = await startTestApp()
-  worker = await startWorker(app.services, { retry: retryPolicy(50, 3, 50) })
-})
-
-afterAll(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
+  await app.worker({ retry: retryPolicy(50, 3, 50) })
 })
 
 const template = {
@@ -111,7 +102,7 @@ function expectAudienceMessages(messages: ReceivedMessage[]): void {
 }
 
 async function freshSender(label: string): Promise<Sender> {
-  return startSender(app, sinks, label, { plan: 'pro' })
+  return startSender(app, label, { plan: 'pro' })
 }
 
 describe('placeholders filled from audience payloads', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { type Account, createAccount } from '../../src/accounts/accounts.ts'
 import {
   type AddConnectionInput,
@@ -12,12 +12,12 @@ import {
   updateConnection,
 } from '../../src/connections/connections.ts'
 import { openPassword, SecretBoxError } from '../../src/smtp/secret-box.ts'
-import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { startTestApp, TEST_SECRET, useTestApp } from '../support/app.ts'
 import { expectAbout } from '../support/matchers.ts'
 import { refusal } from '../support/refusal.ts'
-import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
+const app = useTestApp()
 /** Implicit TLS; its username is an address. */
 let tls465: SmtpSink
 /** STARTTLS; its username is an address. */
@@ -28,17 +28,12 @@ let starttls2525: SmtpSink
 let plain587: SmtpSink
 
 beforeAll(async () => {
-  ;[app, tls465, starttls587, starttls2525, plain587] = await Promise.all([
-    startTestApp(),
-    startSmtpSink({ port: 465, username: 'mailer@example.com' }),
-    startSmtpSink({ port: 587, username: 'sender@example.com' }),
-    startSmtpSink({ port: 2525 }),
-    startSmtpSink({ port: 587, offerStartTls: false }),
+  ;[tls465, starttls587, starttls2525, plain587] = await Promise.all([
+    app.sink({ port: 465, username: 'mailer@example.com' }),
+    app.sink({ port: 587, username: 'sender@example.com' }),
+    app.sink({ port: 2525 }),
+    app.sink({ port: 587, offerStartTls: false }),
   ])
-})
-
-afterAll(async () => {
-  await Promise.all([app, tls465, starttls587, starttls2525, plain587].map((x) => x?.close()))
 })
 
 let seq = 0

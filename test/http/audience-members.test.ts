@@ -4,18 +4,10 @@ import {
   audienceMembersForBatch,
   type MemberInput,
 } from '../../src/audiences/audiences.ts'
-import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+const app = useTestApp()
 
 const ACCESS_DENIED = { status: 403, body: { error: 'Access denied' } }
 const AUDIENCE_NOT_FOUND = { status: 404, body: { error: 'Audience not found' } }

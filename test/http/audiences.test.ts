@@ -5,18 +5,10 @@ import {
   createTemporaryAudience,
 } from '../../src/audiences/audiences.ts'
 import { operations } from '../../src/generated/routes.ts'
-import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+const app = useTestApp()
 
 const content = { name: 'Customers', description: 'Everyone with an active subscription' }
 

@@ -3,20 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteConnection } from '../../src/connections/connections.ts'
 import { operations } from '../../src/generated/routes.ts'
 import { createKey, revokeKey, rotateKey } from '../../src/keys/keys.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 
 const MISSING = { error: 'Missing or invalid Authorization header' }
 const INVALID = { error: 'Invalid or expired API token' }
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+const app = useTestApp()
 
 /** Every operation of the contract, with `1` for each path parameter. */
 const everyOperation = operations.map(({ operationId, method, path }) => ({

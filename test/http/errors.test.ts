@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { operations } from '../../src/generated/routes.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, validationBody } from '../support/matchers.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+const app = useTestApp()
 
 async function statusAndBody(response: Response) {
   return { status: response.status, body: await response.json() }
@@ -123,15 +115,8 @@ describe('the plan gate comes first', () => {
 })
 
 describe('body size limit', () => {
-  let small: TestApp
-
-  beforeAll(async () => {
-    small = await startTestApp({ bodyLimitBytes: 1024 })
-  })
-
-  afterAll(async () => {
-    await small?.close()
-  })
+  // On a real socket: how the body travels (Content-Length or chunked) is what is tested.
+  const small = useTestApp({ bodyLimitBytes: 1024 }, { listen: true })
 
   /** A template body whose JSON text is exactly `bytes` long (ASCII only). */
   function templateOfSize(bytes: number, extra: Record<string, unknown> = {}): string {

@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Template } from '../../src/templates/templates.ts'
-import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+const app = useTestApp()
 
 const content = {
   name: 'Renewal reminder',

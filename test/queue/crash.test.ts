@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/net/free-port.ts'
 import { startWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import {
   email,
   enqueued,
@@ -22,17 +22,12 @@ import {
   waitFor,
   waitForOutboxStatus,
 } from '../support/queue.ts'
-import { closeAppAndSinks, replyOf, startSender } from '../support/sending.ts'
+import { replyOf, startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 const processes: MailroomProcess[] = []
 const stops: (() => Promise<void>)[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
 
 async function stopAll(): Promise<void> {
   await Promise.all(processes.splice(0).map((p) => p.stop()))
@@ -44,7 +39,6 @@ afterEach(stopAll)
 
 afterAll(async () => {
   await stopAll()
-  await closeAppAndSinks(app, sinks)
 })
 
 function spawnWorkerOnly(extra: Record<string, string> = {}): MailroomProcess {
@@ -76,7 +70,7 @@ describe('kill -9 during a run of 200 queued emails', () => {
     timeout: 120_000,
   }, async () => {
     const TOTAL = 200
-    const s = await startSender(app, sinks, 'crash', { plan: 'pro', behaviour: { dataDelayMs: 30 } })
+    const s = await startSender(app, 'crash', { plan: 'pro', behaviour: { dataDelayMs: 30 } })
     const recipients = Array.from({ length: TOTAL }, (_, i) => `crash${i}@example.com`)
     for (let i = 0; i < TOTAL; i += 50) {
       await Promise.all(recipients.slice(i, i + 50).map((to) => enqueued(app, s.key, email({ to }))))
@@ -129,7 +123,7 @@ describe('SIGTERM', () => {
   it('drains a worker process: the message in hand is finished, the rest stays queued, the process exits', {
     timeout: 60_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'drain', { plan: 'pro', behaviour: { dataDelayMs: 1_500 } })
+    const s = await startSender(app, 'drain', { plan: 'pro', behaviour: { dataDelayMs: 1_500 } })
     const ids: number[] = []
     for (let i = 0; i < 12; i++) ids.push(await enqueued(app, s.key, email({ to: `drain${i}@example.com` })))
     const worker = spawnWorkerOnly()
@@ -167,7 +161,7 @@ describe('mailroom start: API and worker split', () => {
   it('--no-worker serves the API but sends nothing queued; --worker-only then sends it without serving', {
     timeout: 90_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'split', { plan: 'pro' })
+    const s = await startSender(app, 'split', { plan: 'pro' })
     const apiPort = await freePort()
     const api = spawnMailroom(
       ['start', '--no-worker'],

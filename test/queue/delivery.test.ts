@@ -13,11 +13,11 @@ import {
   resumeConnection,
 } from '../../src/connections/connections.ts'
 import type { OutboxRecord } from '../../src/sending/outbox.ts'
-import type { RunningWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import {
   email,
   enqueued,
+  holdsUntil,
   outboxRecord,
   startAppBeforeTopOfHour,
   startTestWorker,
@@ -26,25 +26,17 @@ import {
   waitForOutbox,
   waitForOutboxStatus,
 } from '../support/queue.ts'
-import { closeAppAndSinks, type Sender, type SenderOptions, startSender } from '../support/sending.ts'
+import { type Sender, type SenderOptions, startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-let worker: RunningWorker | undefined
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 
 beforeAll(async () => {
-  app = await startTestApp()
-  worker = await startTestWorker(app.services)
-})
-
-afterAll(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
+  await app.worker()
 })
 
 function sender(options: SenderOptions = {}): Promise<Sender> {
-  return startSender(app, sinks, 'queued', { plan: 'pro', ...options })
+  return startSender(app, 'queued', { plan: 'pro', ...options })
 }
 
 function record(s: Sender, id: number): Promise<OutboxRecord> {
@@ -301,11 +293,10 @@ describe('held mail: paused, disabled, deleted connections', () => {
   it('a connection disabled after the mail was queued holds it (not sent, not failed) until enabled', async () => {
     const s = await sender()
     // Without a worker, so that the mail is surely still queued when the connection is disabled.
-    await worker?.stop()
-    worker = undefined
+    await app.stopWorkers()
     const id = await enqueued(app, s.key)
     await disableConnection(app.services.sql, s.connectionId, true)
-    worker = await startTestWorker(app.services)
+    await app.worker()
     await expectHeld(s, id, 2_000)
 
     await disableConnection(app.services.sql, s.connectionId, false)
@@ -332,14 +323,9 @@ describe('limits make queued mail wait, never fail', () => {
   it('quota used up: the mail waits for the next window (injected clock: 8 s before the top of the hour)', async () => {
     // Mailroom's clock reaches a top of the hour 8 s from now.
     const { app: clockApp, boundary } = await startAppBeforeTopOfHour(8_000)
-    const clockSinks: SmtpSink[] = []
-    let clockWorker: RunningWorker | undefined
     try {
-      const s = await startSender(clockApp, clockSinks, 'hourly', {
-        plan: 'pro',
-        quota: { quota: 2, per: 'hour' },
-      })
-      clockWorker = await startTestWorker(clockApp.services)
+      const s = await startSender(clockApp, 'hourly', { plan: 'pro', quota: { quota: 2, per: 'hour' } })
+      await clockApp.worker()
       const ids: number[] = []
       for (const i of [1, 2, 3])
         ids.push(await enqueued(clockApp, s.key, email({ to: `hourly${i}@example.com` })))
@@ -350,14 +336,18 @@ describe('limits make queued mail wait, never fail', () => {
         500,
       )
       // Until the window ends: two sent, the third queued, no attempt burnt.
-      while (Date.now() < boundary - 200) {
-        expect(s.sink.messages).toHaveLength(2)
-        expect(await outboxRecord(clockApp, s.accountId, third)).toMatchObject({
-          status: 'queued',
-          attempts: 0,
-        })
-        await sleep(100)
-      }
+      const checked = await holdsUntil(
+        boundary - 200,
+        async () => ({
+          arrived: s.sink.messages.length,
+          record: await outboxRecord(clockApp, s.accountId, third),
+        }),
+        ({ arrived, record }) => {
+          expect(arrived).toBe(2)
+          expect(record).toMatchObject({ status: 'queued', attempts: 0 })
+        },
+      )
+      expect(checked).toBeGreaterThan(3)
 
       const all = await s.sink.waitForMessages(3, 13_000)
       const last = all[2] as ReceivedMessage
@@ -365,8 +355,7 @@ describe('limits make queued mail wait, never fail', () => {
       expect(last.receivedAt.getTime()).toBeGreaterThanOrEqual(boundary - 50)
       expect(await waitForOutboxStatus(clockApp, s.accountId, third, 'sent')).toMatchObject({ attempts: 1 })
     } finally {
-      await clockWorker?.stop()
-      await closeAppAndSinks(clockApp, clockSinks)
+      await clockApp.close()
     }
   })
 

@@ -14,7 +14,7 @@ import {
   resumeConnection,
 } from '../../src/connections/connections.ts'
 import { createKey } from '../../src/keys/keys.ts'
-import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, validationBody } from '../support/matchers.ts'
 import {
   email,
@@ -25,19 +25,15 @@ import {
   startTestWorker,
   waitForOutboxStatus,
 } from '../support/queue.ts'
-import { closeAppAndSinks, type Reply, senderAddress, startSink } from '../support/sending.ts'
+import { type Reply, senderAddress, startSink } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
+const app = useTestApp()
 let sink: SmtpSink
-const sinks: SmtpSink[] = []
 
 beforeAll(async () => {
-  app = await startTestApp()
-  sink = await startSink(sinks)
+  sink = await startSink(app)
 })
-
-afterAll(() => closeAppAndSinks(app, sinks))
 
 /** A fresh account whose connections all log in to the file's sink; the first is the default. */
 async function account(plan: 'free' | 'pro', connections = 1) {

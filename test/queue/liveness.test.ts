@@ -3,27 +3,13 @@
  * that graphile-worker gave up on (attempts used up) keeps its key, and neither a new enqueue
  * nor the liveness sweep may take that dead job for a run still coming.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { RunningWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { enqueued, startTestWorker, waitForOutboxStatus } from '../support/queue.ts'
-import { closeAppAndSinks, type Sender, startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../support/app.ts'
+import { enqueued, waitForOutboxStatus } from '../support/queue.ts'
+import { type Sender, startSender } from '../support/sending.ts'
 
-let app: TestApp
-let worker: RunningWorker | undefined
-let sinks: SmtpSink[]
-
-beforeEach(async () => {
-  app = await startTestApp()
-  sinks = []
-  worker = undefined
-})
-
-afterEach(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
-})
+// A database of its own for each test: the sweep must find only that test's stranded mail.
+const app = useTestApp({}, { each: true })
 
 /** Makes the connection's queue-run job one graphile-worker has failed permanently. */
 async function killQueueRun(s: Sender): Promise<void> {
@@ -35,21 +21,21 @@ async function killQueueRun(s: Sender): Promise<void> {
 
 describe('a queue run graphile-worker gave up on', () => {
   it('does not stop a later enqueue from getting a run of its own', async () => {
-    const s = await startSender(app, sinks, 'dead-run', { plan: 'pro' })
+    const s = await startSender(app, 'dead-run', { plan: 'pro' })
     const first = await enqueued(app, s.key)
     await killQueueRun(s)
     const second = await enqueued(app, s.key)
-    worker = await startTestWorker(app.services)
+    await app.worker()
     await waitForOutboxStatus(app, s.accountId, first, 'sent')
     await waitForOutboxStatus(app, s.accountId, second, 'sent')
     expect(s.sink.messages).toHaveLength(2)
   })
 
   it('is not taken for a run coming: the liveness sweep gives the stranded mail a run', async () => {
-    const s = await startSender(app, sinks, 'dead-run', { plan: 'pro' })
+    const s = await startSender(app, 'dead-run', { plan: 'pro' })
     const id = await enqueued(app, s.key)
     await killQueueRun(s)
-    worker = await startTestWorker(app.services)
+    await app.worker()
     // Due mail is stranded once it has waited a heartbeat with no run coming; the sweep runs
     // every heartbeat.
     await waitForOutboxStatus(app, s.accountId, id, 'sent', 20_000)

@@ -6,8 +6,7 @@ import { execFile } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import type { OutboxRecord } from '../../src/sending/outbox.ts'
-import type { RunningWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import { TIMESTAMP } from '../support/matchers.ts'
 import {
   email,
@@ -18,21 +17,10 @@ import {
   waitForOutbox,
   waitForOutboxStatus,
 } from '../support/queue.ts'
-import { closeAppAndSinks, startSender } from '../support/sending.ts'
+import { startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-let worker: RunningWorker | undefined
-const sinks: SmtpSink[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
-})
+const app = useTestApp()
 
 /** `mailroom outbox list --account <id>`: exit 0 and one JSON document on stdout. */
 function outboxList(accountId: number): Promise<OutboxRecord[]> {
@@ -57,7 +45,7 @@ describe('mailroom outbox list', () => {
   it('shows queued mail as queued, then sent with its attempts, and a failed one with its error', {
     timeout: 60_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'outbox', {
+    const s = await startSender(app, 'outbox', {
       plan: 'pro',
       behaviour: { rejectRecipients: ['refused@example.com'] },
     })
@@ -76,7 +64,7 @@ describe('mailroom outbox list', () => {
       })
     }
 
-    worker = await startTestWorker(app.services)
+    await app.worker()
     await waitForOutboxStatus(app, s.accountId, good, 'sent')
     await waitForOutboxStatus(app, s.accountId, bad, 'failed')
 
@@ -100,13 +88,13 @@ describe('mailroom outbox list', () => {
   it('shows mail waiting for a retry as queued, with its attempts, last error and next attempt', {
     timeout: 60_000,
   }, async () => {
-    const s = await startSender(app, sinks, 'outbox', {
+    const s = await startSender(app, 'outbox', {
       plan: 'pro',
       behaviour: { rejectData: { code: 441, message: '4.4.1 Temporary failure, try again later' } },
     })
     // A worker that waits a minute after a transient failure, so the retry is still ahead.
-    await worker?.stop()
-    worker = await startTestWorker(app.services, { retry: retryPolicy(60_000, 3, 60_000) })
+    await app.stopWorkers()
+    await app.worker({ retry: retryPolicy(60_000, 3, 60_000) })
     const id = await enqueued(app, s.key)
     await waitForOutbox(app, s.accountId, id, (r) => r.attempts === 1 && r.status === 'queued')
 

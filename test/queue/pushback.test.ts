@@ -7,36 +7,24 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { listConnections } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
-import type { RunningWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import { email, enqueued, startTestWorker, waitForOutbox } from '../support/queue.ts'
-import { closeAppAndSinks, startSender } from '../support/sending.ts'
+import { startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const LANES = 4
 const PUSHBACK_MS = 4_000
 
-let app: TestApp
-let worker: RunningWorker | undefined
-const sinks: SmtpSink[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
-})
+const app = useTestApp()
 
 it('after a 451 no other message is tried before the back-off ends; then all are delivered', async () => {
-  const s = await startSender(app, sinks, 'pushback', {
+  const s = await startSender(app, 'pushback', {
     plan: 'pro',
     behaviour: { rejectData: { code: 451, message: '4.7.1 Try again later' } },
   })
   const ids: number[] = []
   for (let i = 0; i < 12; i++) ids.push(await enqueued(app, s.key, email({ to: `p${i}@example.com` })))
-  worker = await startTestWorker(app.services, { lanes: LANES, retry: retryPolicy(200, 3, PUSHBACK_MS) })
+  await app.worker({ lanes: LANES, retry: retryPolicy(200, 3, PUSHBACK_MS) })
   await waitForOutbox(app, s.accountId, ids[0] as number, (r) => r.attempts > 0 && r.status === 'queued')
   await sleep(1_500)
 

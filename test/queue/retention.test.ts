@@ -6,17 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { purgeExpired } from '../../src/sending/retention.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+const app = useTestApp()
 
 type Status = 'queued' | 'sending' | 'sent' | 'failed'
 

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Services } from '../../src/services.ts'
 import type { RunningWorker } from '../../src/worker/worker.ts'
-import { openTestServices, startTestApp, type TestApp } from '../support/app.ts'
+import { openTestServices, useTestApp } from '../support/app.ts'
 import {
   email,
   enqueued,
@@ -15,35 +15,21 @@ import {
   startTestWorker,
   waitForOutboxStatus,
 } from '../support/queue.ts'
-import {
-  closeAppAndSinks,
-  fresh,
-  nextUtcMidnight,
-  postSend,
-  quotaBody,
-  quotaUsed,
-  startSender,
-} from '../support/sending.ts'
+import { fresh, nextUtcMidnight, postSend, quotaBody, quotaUsed, startSender } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 const workers: RunningWorker[] = []
 const otherServices: Services[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
 
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()))
   await Promise.all(otherServices.map((s) => s.close()))
-  await closeAppAndSinks(app, sinks)
 })
 
 describe('/send and the queue share one quota', () => {
   it('quota 3 a day: 2 queued and delivered, then /send gets one through and the next 429 QUOTA_EXCEEDED', async () => {
-    const s = await startSender(app, sinks, 'shared', { plan: 'pro', quota: { quota: 3, per: 'day' } })
+    const s = await startSender(app, 'shared', { plan: 'pro', quota: { quota: 3, per: 'day' } })
     const worker = await startTestWorker(app.services)
     workers.push(worker)
     const ids = [await enqueued(app, s.key), await enqueued(app, s.key)]
@@ -61,7 +47,7 @@ describe('/send and the queue share one quota', () => {
   })
 
   it('quota used up by /send: queued mail waits (queued, no attempt), it does not fail', async () => {
-    const s = await startSender(app, sinks, 'shared', { plan: 'pro', quota: { quota: 1, per: 'day' } })
+    const s = await startSender(app, 'shared', { plan: 'pro', quota: { quota: 1, per: 'day' } })
     if (workers.length === 0) workers.push(await startTestWorker(app.services))
     expect((await postSend(app, s.key, email())).status).toBe(200)
     const id = await enqueued(app, s.key)
@@ -82,7 +68,7 @@ describe('two worker processes on one database', () => {
   it('40 queued against a quota of 10: exactly 10 delivered, 30 left queued', async () => {
     // Only these two workers run: the file's in-process one is stopped first.
     await Promise.all(workers.splice(0).map((w) => w.stop()))
-    const s = await startSender(app, sinks, 'twoworkers', {
+    const s = await startSender(app, 'twoworkers', {
       plan: 'pro',
       quota: { quota: 10, per: 'day' },
       // Slow enough that the two processes' sends overlap.

@@ -5,34 +5,24 @@
  * then not be recorded either.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RunningWorker } from '../../src/worker/worker.ts'
-import { startTestApp, type TestApp } from '../support/app.ts'
-import { email, enqueued, startTestWorker, waitFor } from '../support/queue.ts'
-import { closeAppAndSinks, postSend, type Sender, startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../support/app.ts'
+import { email, enqueued, waitFor } from '../support/queue.ts'
+import { postSend, type Sender, startSender } from '../support/sending.ts'
 
-let app: TestApp
-let worker: RunningWorker | undefined
-const sinks: SmtpSink[] = []
+const app = useTestApp()
 
 beforeAll(async () => {
-  app = await startTestApp()
   await app.services.sql`
     create function refuse_give_back() returns trigger language plpgsql as $$
     begin raise exception 'give-back failed'; end $$`
-})
-
-afterAll(async () => {
-  await worker?.stop()
-  await closeAppAndSinks(app, sinks)
 })
 
 const REFUSED = { rejectData: { code: 554, message: '5.7.1 Message rejected' } }
 
 /** A sender whose quota cannot be given back: the give-back statement fails. */
 async function senderWithStuckQuota(label: string, plan: 'free' | 'pro'): Promise<Sender> {
-  const s = await startSender(app, sinks, label, {
+  const s = await startSender(app, label, {
     plan,
     quota: { quota: 10, per: 'day' },
     behaviour: REFUSED,
@@ -63,7 +53,7 @@ describe('the failure of a send and the give-back of its units are one transacti
   })
 
   it('POST /send: without the fault, the failure is recorded and the unit given back', async () => {
-    const s = await startSender(app, sinks, 'give-back', {
+    const s = await startSender(app, 'give-back', {
       quota: { quota: 10, per: 'day' },
       behaviour: REFUSED,
     })
@@ -74,7 +64,7 @@ describe('the failure of a send and the give-back of its units are one transacti
 
   it('the queue: when the give-back fails, the message is not ended failed', async () => {
     const s = await senderWithStuckQuota('stuck-queue', 'pro')
-    worker = await startTestWorker(app.services)
+    await app.worker()
     const id = await enqueued(app, s.key)
     await waitFor('the first attempt', async () => ((await attempts(id)) > 0 ? true : undefined))
     // The refusal comes back at once; its settlement fails with the give-back.

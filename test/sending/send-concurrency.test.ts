@@ -9,10 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/net/free-port.ts'
-import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { TEST_SECRET, useTestApp } from '../support/app.ts'
 import {
   type Body,
-  closeAppAndSinks,
   dailyLimitBody,
   dailyUsed,
   fresh,
@@ -30,19 +29,13 @@ import {
 } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-const sinks: SmtpSink[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(() => closeAppAndSinks(app, sinks))
+// Concurrent requests on real connections to a listening server.
+const app = useTestApp({}, { listen: true })
 
 let seq = 0
 
 function sender(options: Pick<SenderOptions, 'plan' | 'quota'> = {}): Promise<Sender> {
-  return startSender(app, sinks, 'race', options)
+  return startSender(app, 'race', options)
 }
 
 function email() {

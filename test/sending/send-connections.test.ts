@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   addConnection,
   type ConnectionView,
@@ -8,32 +8,24 @@ import {
   pauseConnection,
 } from '../../src/connections/connections.ts'
 import { createKey } from '../../src/keys/keys.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText } from '../support/matchers.ts'
-import { type ReceivedMessage, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
 // Contract: POST /send — which connection a send goes through (the rulings' selection table),
 // the three SMTP ports, and the 401/403 answers when no usable connection can be chosen.
 
-let app: TestApp
+const app = useTestApp()
 let s465: SmtpSink
 let s587: SmtpSink
 let s2525: SmtpSink
-let sinks: SmtpSink[]
 
 beforeAll(async () => {
-  app = await startTestApp()
   ;[s465, s587, s2525] = await Promise.all([
-    startSmtpSink({ port: 465 }),
-    startSmtpSink({ port: 587 }),
-    startSmtpSink({ port: 2525 }),
+    app.sink({ port: 465 }),
+    app.sink({ port: 587 }),
+    app.sink({ port: 2525 }),
   ])
-  sinks = [s465, s587, s2525]
-})
-
-afterAll(async () => {
-  await app?.close()
-  await Promise.all((sinks ?? []).map((s) => s.close()))
 })
 
 let seq = 0
@@ -48,10 +40,10 @@ function message(extra: Record<string, unknown> = {}) {
 
 /** Sends and reports which sinks received what. */
 async function send(key: string, body: Record<string, unknown>) {
-  const before = sinks.map((s) => s.messages.length)
+  const before = app.sinks.map((s) => s.messages.length)
   const res = await app.request('/send', { method: 'POST', key, body })
   const json = await res.json()
-  const received = sinks.map((s, i) => s.messages.slice(before[i]))
+  const received = app.sinks.map((s, i) => s.messages.slice(before[i]))
   return { status: res.status, json, received }
 }
 
@@ -66,8 +58,8 @@ async function expectDelivered(key: string, body: Record<string, unknown>, sink:
     from,
     message: humanText,
   })
-  const index = sinks.indexOf(sink)
-  expect(received.map((messages) => messages.length)).toEqual(sinks.map((_, i) => (i === index ? 1 : 0)))
+  const index = app.sinks.indexOf(sink)
+  expect(received.map((messages) => messages.length)).toEqual(app.sinks.map((_, i) => (i === index ? 1 : 0)))
   const got = received[index]?.[0] as ReceivedMessage
   expect(got.envelope.from).toBe(from)
   expect(got.headers.get('from')).toContain(from)

@@ -7,10 +7,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addConnection } from '../../src/connections/connections.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 import {
   type Body,
-  closeAppAndSinks,
   expectRetryAfter,
   fresh,
   IN_FLIGHT,
@@ -26,19 +25,12 @@ import {
 } from '../support/sending.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
-let app: TestApp
-const sinks: SmtpSink[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(() => closeAppAndSinks(app, sinks))
+const app = useTestApp()
 
 let seq = 0
 
 function sender(options: SenderOptions = {}): Promise<Sender> {
-  return startSender(app, sinks, 'idem', options)
+  return startSender(app, 'idem', options)
 }
 
 function email(extra: Record<string, unknown> = {}) {
@@ -268,7 +260,7 @@ describe('a request refused before SMTP leaves the key unused', () => {
   })
 
   it('after 403 NO_CONNECTION', async () => {
-    const s = await startSink(sinks)
+    const s = await startSink(app)
     const seeded = await seedAccount(app)
     const key = newKey()
     const refused = await send(seeded.key, email(), key)

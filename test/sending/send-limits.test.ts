@@ -5,10 +5,9 @@
  * counters the service keeps in PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestApp, type TestApp } from '../support/app.ts'
+import { useTestApp } from '../support/app.ts'
 import {
   type Body,
-  closeAppAndSinks,
   dailyLimitBody,
   dailyUsed,
   expectRetryAfter,
@@ -27,19 +26,12 @@ import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-let app: TestApp
-const sinks: SmtpSink[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(() => closeAppAndSinks(app, sinks))
+const app = useTestApp()
 
 let seq = 0
 
 function sender(options: SenderOptions = {}): Promise<Sender> {
-  return startSender(app, sinks, 'limits', options)
+  return startSender(app, 'limits', options)
 }
 
 function email(extra: Record<string, unknown> = {}) {

@@ -1,32 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SeededAccount, seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, validationBody } from '../support/matchers.ts'
-import { type ReceivedMessage, type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
 // Contract: POST /send — the request body (recipients, validation, limits, CR/LF safety), the
 // success body, what reaches the SMTP server and the outbox record every send leaves.
 
 const SENDER = 'sender@mailroom-request.example'
 
-let app: TestApp
+const app = useTestApp()
 let sink: SmtpSink
 let sender: SeededAccount
 /** An account without any connection. */
 let bare: SeededAccount
 
 beforeAll(async () => {
-  app = await startTestApp()
-  sink = await startSmtpSink({ port: 465 })
+  sink = await app.sink({ port: 465 })
   sender = await seedAccount(app, {
     plan: 'pro',
     connection: { ...sink.login, from: SENDER, rate: 6000 },
   })
   bare = await seedAccount(app, { plan: 'pro' })
-})
-
-afterAll(async () => {
-  await app?.close()
-  await sink?.close()
 })
 
 function send(body: unknown, key = sender.key) {

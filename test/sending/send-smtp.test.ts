@@ -1,15 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { listConnections, type QuotaInput } from '../../src/connections/connections.ts'
 import { sealPassword } from '../../src/smtp/secret-box.ts'
-import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
+import { type SeededAccount, seedAccount, TEST_SECRET, useTestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP } from '../support/matchers.ts'
 import { expectRetryAfter, nextUtcMidnight, postSend, type Reply } from '../support/sending.ts'
-import {
-  type SinkBehaviour,
-  type SmtpSink,
-  type SmtpSinkOptions,
-  startSmtpSink,
-} from '../support/smtp-sink.ts'
+import type { SinkBehaviour, SmtpSink, SmtpSinkOptions } from '../support/smtp-sink.ts'
 
 // Contract: POST /send — what the SMTP server's answer becomes (200, 429 RATE_LIMITED on
 // push-back, 500 INTERNAL_ERROR with the server's reason), that a failed send uses no quota,
@@ -18,35 +13,22 @@ import {
 const REFUSED = 'nobody@example.com'
 const SPAM = { code: 554, message: '5.7.1 Message rejected as spam' }
 
-let app: TestApp
+const app = useTestApp()
 /** Accepts everything except mail to REFUSED (550 5.1.1 at RCPT). */
 let good: SmtpSink
 /** Its DATA reply is set per test (and reset after each); also refuses REFUSED at RCPT. */
 let flaky: SmtpSink
-const extraSinks: SmtpSink[] = []
 
 beforeAll(async () => {
-  app = await startTestApp()
   ;[good, flaky] = await Promise.all([
-    startSmtpSink({ port: 587, behaviour: { rejectRecipients: [REFUSED] } }),
-    startSmtpSink({ port: 465, behaviour: { rejectRecipients: [REFUSED] } }),
+    app.sink({ port: 587, behaviour: { rejectRecipients: [REFUSED] } }),
+    app.sink({ port: 465, behaviour: { rejectRecipients: [REFUSED] } }),
   ])
 })
 
 afterEach(() => {
   flaky?.setBehaviour({ rejectData: undefined })
 })
-
-afterAll(async () => {
-  await app?.close()
-  await Promise.all([good, flaky, ...extraSinks].map((s) => s?.close()))
-})
-
-async function extraSink(options: Parameters<typeof startSmtpSink>[0]) {
-  const sink = await startSmtpSink(options)
-  extraSinks.push(sink)
-  return sink
-}
 
 /**
  * A new server where the connection's closed `old` one was (same address and port). Other test
@@ -59,10 +41,10 @@ async function replaceSink(
   options: Omit<SmtpSinkOptions, 'port' | 'host'>,
 ) {
   try {
-    return await extraSink({ ...options, port: old.port, host: old.host })
+    return await app.sink({ ...options, port: old.port, host: old.host })
   } catch (error) {
     if (!/EADDRINUSE/.test(String(error))) throw error
-    const moved = await extraSink({ ...options, port: old.port })
+    const moved = await app.sink({ ...options, port: old.port })
     await app.services
       .sql`update connections set host = ${moved.host} where id = ${seeded.connection?.id as number}`
     return moved
@@ -210,7 +192,7 @@ describe('SMTP rejections → 500 INTERNAL_ERROR with the server reason', () => 
   })
 
   it('an unreachable server (closed after the connection was saved)', async () => {
-    const gone = await extraSink({ port: 2525 })
+    const gone = await app.sink({ port: 2525 })
     const seeded = await account(gone)
     await gone.close()
     await expectInternalError(seeded)
@@ -218,7 +200,7 @@ describe('SMTP rejections → 500 INTERNAL_ERROR with the server reason', () => 
   })
 
   it('a password changed on the server after the connection was saved', async () => {
-    const first = await extraSink({ port: 2525, password: 'first-password' })
+    const first = await app.sink({ port: 2525, password: 'first-password' })
     const seeded = await account(first)
     await expectSent(seeded, first)
     await first.close()
@@ -267,7 +249,7 @@ describe('provider push-back → 429 RATE_LIMITED with Retry-After', () => {
 
 describe('provider push-back before DATA', () => {
   it('a server that starts answering 421 after one message → 429 RATE_LIMITED', async () => {
-    const throttling = await extraSink({ port: 2525, behaviour: { throttleAfter: 1 } })
+    const throttling = await app.sink({ port: 2525, behaviour: { throttleAfter: 1 } })
     const seeded = await account(throttling)
     await expectSent(seeded, throttling)
     await expectPushback(seeded)
@@ -306,7 +288,7 @@ describe('a failed send uses no quota', () => {
   })
 
   it('an unreachable server leaves the quota and the Free daily count unchanged', async () => {
-    const gone = await extraSink({ port: 465 })
+    const gone = await app.sink({ port: 465 })
     const seeded = await account(gone, { quota: 1, per: 'hour' })
     await gone.close()
     await expectInternalError(seeded)
@@ -388,7 +370,7 @@ describe('connection health: automatic pauses', () => {
   })
 
   it('5 unreachable attempts in a row pause the connection', async () => {
-    const gone = await extraSink({ port: 587 })
+    const gone = await app.sink({ port: 587 })
     const seeded = await account(gone)
     await gone.close()
     await expectFifthFailurePauses(seeded, () => expectInternalError(seeded))
@@ -424,7 +406,7 @@ describe('certificates and STARTTLS', () => {
   it.each([587, 2525] as const)(
     'a %i server that stops offering STARTTLS after the connection was saved gets neither login nor message',
     async (port) => {
-      const original = await extraSink({ port, password: 'starttls-password' })
+      const original = await app.sink({ port, password: 'starttls-password' })
       const seeded = await account(original)
       await original.close()
       const plain = await replaceSink(original, seeded, {

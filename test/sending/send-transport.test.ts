@@ -1,24 +1,19 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { updateConnection } from '../../src/connections/connections.ts'
-import { type SeededAccount, seedAccount, startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts'
-import { type SmtpSink, startSmtpSink } from '../support/smtp-sink.ts'
+import { type SeededAccount, seedAccount, TEST_SECRET, useTestApp } from '../support/app.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const run = promisify(execFile)
 
-let app: TestApp
+const app = useTestApp()
 let sink: SmtpSink
 let owner: SeededAccount
 
 beforeAll(async () => {
-  app = await startTestApp()
-  sink = await startSmtpSink({ port: 587 })
+  sink = await app.sink({ port: 587 })
   owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login, rate: 6000 } })
-})
-afterAll(async () => {
-  await app.close()
-  await sink.close()
 })
 
 function send(body: Record<string, unknown>) {
@@ -43,7 +38,7 @@ describe('SMTP transports are pooled per connection', () => {
   })
 
   it('rebuilds the transport when the connection’s login changes', async () => {
-    const before = await startSmtpSink({ port: 2525, password: 'first-password' })
+    const before = await app.sink({ port: 2525, password: 'first-password' })
     const account = await seedAccount(app, { plan: 'pro', connection: { ...before.login, rate: 6000 } })
     const first = await app.request('/send', {
       key: account.key,
@@ -53,7 +48,7 @@ describe('SMTP transports are pooled per connection', () => {
     await before.close()
 
     // The server now only takes a new password; a kept transport would still log in with the old one.
-    const after = await startSmtpSink({ port: 2525, host: before.host, password: 'second-password' })
+    const after = await app.sink({ port: 2525, host: before.host, password: 'second-password' })
     await updateConnection(app.services, account.connection?.id ?? 0, { password: 'second-password' })
     const second = await app.request('/send', {
       key: account.key,

@@ -1,3 +1,12 @@
+/**
+ * The test app: the real service (PostgreSQL, SMTP transports, the Hono app) on a database of
+ * its own. Requests go through the app in-process, with no socket, unless a test asks it to
+ * listen (clients over HTTP: the SDK, other processes, concurrency on real connections).
+ *
+ * `useTestApp()` is the one fixture of a test file: it starts the app before the file's tests
+ * and closes, in order, the workers, the app and the SMTP sinks it made afterwards.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { type Account, createAccount } from '../../src/accounts/accounts.ts'
 import type { Config } from '../../src/config.ts'
 import {
@@ -5,32 +14,57 @@ import {
   addConnection,
   type ConnectionView,
 } from '../../src/connections/connections.ts'
-import { startHttpServer } from '../../src/http/server.ts'
+import { createApp } from '../../src/http/app.ts'
+import { type RunningServer, startHttpServer } from '../../src/http/server.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { createLogger } from '../../src/log.ts'
 import { openServices, type ServiceOptions } from '../../src/open-services.ts'
 import type { Services } from '../../src/services.ts'
+import type { RunningWorker, WorkerOptions } from '../../src/worker/worker.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
+import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from './smtp-sink.ts'
+
+export interface RequestInit {
+  method?: string
+  /** Sent as `Authorization: Bearer <key>`. */
+  key?: string
+  /** JSON-encoded unless a string (then sent as is); sets `Content-Type: application/json`. */
+  body?: unknown
+  headers?: Record<string, string>
+}
 
 export interface TestApp {
   services: Services
   db: TestDatabase
-  /** Host root, e.g. http://127.0.0.1:40123 */
+  /** A request to the API: `path` relative to `{base_url}` (e.g. `/send`). */
+  request(path: string, init?: RequestInit): Promise<Response>
+  /** A request to any path from the host root (e.g. `/health`, a `status_url`). */
+  requestRoot(path: string, init?: RequestInit): Promise<Response>
+  /** Host root, e.g. http://127.0.0.1:40123 (only when listening). */
   url: string
-  /** The API's `{base_url}`: `url` + `/v1` */
+  /** The API's `{base_url}`: `url` + `/v1` (only when listening). */
   baseUrl: string
-  /** Raw HTTP against the API: path relative to `{base_url}`, bearer `key` when given. */
-  request(
-    path: string,
-    init?: { method?: string; key?: string; body?: unknown; headers?: Record<string, string> },
-  ): Promise<Response>
+  /** SMTP sinks made through `sink()`; closed after the app (its pooled sessions hold them open). */
+  readonly sinks: SmtpSink[]
+  /** An SMTP sink closed with the app. */
+  sink(options: SmtpSinkOptions): Promise<SmtpSink>
+  /** A worker in this process (the tests' short retry delays), stopped before the app closes. */
+  worker(options?: Partial<WorkerOptions>): Promise<RunningWorker>
+  /** Stops the workers started so far. */
+  stopWorkers(): Promise<void>
+  /** Closes, in order, the workers, the app and the sinks. */
   close(): Promise<void>
+}
+
+export interface TestAppOptions extends ServiceOptions {
+  /** Serve on a real socket (for `url` and `baseUrl`). */
+  listen?: boolean
 }
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-mailroom'
 
 /** The configuration tests run the service with, on `databaseUrl`. */
-export function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config {
+function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config {
   return {
     port: 0,
     host: '127.0.0.1',
@@ -51,39 +85,125 @@ export function openTestServices(databaseUrl: string, options: ServiceOptions = 
   return openServices(config, createLogger(config.logLevel), options)
 }
 
+function requestOf(init: RequestInit): globalThis.RequestInit {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.key) headers.authorization = `Bearer ${init.key}`
+  let body: string | undefined
+  if (init.body !== undefined) {
+    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  return { method: init.method ?? (body ? 'POST' : 'GET'), headers, body }
+}
+
 /**
- * The real service (HTTP server, PostgreSQL, SMTP transports) on a database of its own.
- * `clockOffsetMs` runs mailroom_now() ahead of real time (quota windows, pacing, pauses).
+ * The real service on a database of its own. `clockOffsetMs` runs mailroom_now() ahead of real
+ * time (quota windows, pacing, pauses).
  */
 export async function startTestApp(
   settings: Partial<Config> = {},
-  options: ServiceOptions = {},
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase()
   const config = testConfig(db.url, settings)
   const services = await openServices(config, createLogger(config.logLevel), options)
-  const server = await startHttpServer(services, 0, '127.0.0.1')
-  const baseUrl = `${server.url}/v1`
+  const server: RunningServer | undefined = options.listen
+    ? await startHttpServer(services, 0, '127.0.0.1')
+    : undefined
+  const app = createApp(services)
+  const listening = (what: string) => {
+    if (!server) throw new Error(`${what} needs a listening test app: useTestApp({}, { listen: true })`)
+    return server.url
+  }
+  const requestRoot = (path: string, init: RequestInit = {}) =>
+    server
+      ? fetch(`${server.url}${path}`, requestOf(init))
+      : Promise.resolve(app.request(path, requestOf(init)))
+  const sinks: SmtpSink[] = []
+  const workers: RunningWorker[] = []
+  const stopWorkers = async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()))
+  }
   return {
     services,
     db,
-    url: server.url,
-    baseUrl,
-    request(path, init = {}) {
-      const headers: Record<string, string> = { ...init.headers }
-      if (init.key) headers.authorization = `Bearer ${init.key}`
-      let body: string | undefined
-      if (init.body !== undefined) {
-        body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
-        headers['content-type'] ??= 'application/json'
-      }
-      return fetch(`${baseUrl}${path}`, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body })
+    request: (path, init) => requestRoot(`/v1${path}`, init),
+    requestRoot,
+    get url() {
+      return listening('url')
     },
+    get baseUrl() {
+      return `${listening('baseUrl')}/v1`
+    },
+    sinks,
+    async sink(sinkOptions) {
+      const sink = await startSmtpSink(sinkOptions)
+      sinks.push(sink)
+      return sink
+    },
+    async worker(workerOptions = {}) {
+      // Imported here: most files need no worker, and the worker's module graph is large.
+      const { startTestWorker } = await import('./queue.ts')
+      const worker = await startTestWorker(services, workerOptions)
+      workers.push(worker)
+      return worker
+    },
+    stopWorkers,
     async close() {
-      await server.close()
+      await stopWorkers()
+      await server?.close()
       await services.close()
       await db.drop()
+      await Promise.all(sinks.splice(0).map((sink) => sink.close()))
     },
+  }
+}
+
+export interface FixtureOptions extends TestAppOptions {
+  /** A fresh app for each test rather than one for the file. */
+  each?: boolean
+}
+
+/**
+ * Registers the file's (or describe block's) app: started before its tests, closed after them.
+ * The object it returns stands for the app from then on.
+ */
+export function useTestApp(settings: Partial<Config> = {}, options: FixtureOptions = {}): TestApp {
+  let current: TestApp | undefined
+  const started = () => {
+    if (!current) throw new Error('the test app is used before it started (outside a test or hook?)')
+    return current
+  }
+  const [before, after] = options.each ? [beforeEach, afterEach] : [beforeAll, afterAll]
+  before(async () => {
+    current = await startTestApp(settings, options)
+  })
+  after(async () => {
+    await current?.close()
+    current = undefined
+  })
+  return {
+    get services() {
+      return started().services
+    },
+    get db() {
+      return started().db
+    },
+    get url() {
+      return started().url
+    },
+    get baseUrl() {
+      return started().baseUrl
+    },
+    get sinks() {
+      return started().sinks
+    },
+    request: (path, init) => started().request(path, init),
+    requestRoot: (path, init) => started().requestRoot(path, init),
+    sink: (sinkOptions) => started().sink(sinkOptions),
+    worker: (workerOptions) => started().worker(workerOptions),
+    stopWorkers: () => started().stopWorkers(),
+    close: () => started().close(),
   }
 }
 
@@ -101,7 +221,7 @@ let seq = 0
  * optionally a connection to an SMTP server, and an API key.
  */
 export async function seedAccount(
-  app: TestApp,
+  app: Pick<TestApp, 'services'>,
   options: {
     plan?: 'free' | 'pro'
     connection?: Omit<AddConnectionInput, 'accountId'>

@@ -257,7 +257,7 @@ function qpBytes(text: string, underscoreIsSpace: boolean): Buffer {
 const ENCODED_WORD = /=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g
 
 /** Decodes RFC 2047 encoded words (UTF-8), joining adjacent ones as the RFC says. */
-export function decodeWords(value: string): string {
+function decodeWords(value: string): string {
   const joined = value.replace(/(\?=)[ \t]+(?==\?)/g, '$1')
   let out = ''
   let pending: Buffer[] = []

@@ -90,6 +90,26 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * Checks what `read()` sees, again and again until `deadline` (epoch ms). A read that completes
+ * at or after the deadline may have seen what comes after it, so it ends the loop unchecked:
+ * on a loaded machine one read can take longer than any margin. Returns how many were checked.
+ */
+export async function holdsUntil<T>(
+  deadline: number,
+  read: () => Promise<T>,
+  check: (value: T) => void,
+): Promise<number> {
+  let checked = 0
+  for (;;) {
+    const value = await read()
+    if (Date.now() >= deadline) return checked
+    check(value)
+    checked++
+    await sleep(100)
+  }
+}
+
 /** Reads `read()` until its value satisfies `condition`; returns that value. */
 export function waitForMatch<T>(
   label: string,

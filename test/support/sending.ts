@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest'
 import { seedAccount, type TestApp } from './app.ts'
-import { type SinkBehaviour, type SmtpSink, startSmtpSink } from './smtp-sink.ts'
+import type { SinkBehaviour, SmtpSink } from './smtp-sink.ts'
 
 /** A response body of POST /send: a success (fresh or replayed) or an error. */
 export interface Body {
@@ -47,17 +47,9 @@ export interface SenderOptions {
   behaviour?: Partial<SinkBehaviour>
 }
 
-/** The app first: its pooled SMTP sessions would otherwise hold the sinks open. */
-export async function closeAppAndSinks(app: TestApp | undefined, sinks: SmtpSink[]): Promise<void> {
-  await app?.close()
-  await Promise.all(sinks.map((sink) => sink.close()))
-}
-
-/** A sink on port 2525, kept in `sinks` to be closed with them. */
-export async function startSink(sinks: SmtpSink[], behaviour?: Partial<SinkBehaviour>): Promise<SmtpSink> {
-  const sink = await startSmtpSink({ port: 2525, behaviour })
-  sinks.push(sink)
-  return sink
+/** A sink on port 2525, closed with the fixture. */
+export function startSink(app: TestApp, behaviour?: Partial<SinkBehaviour>): Promise<SmtpSink> {
+  return app.sink({ port: 2525, ...(behaviour ? { behaviour } : {}) })
 }
 
 let addressSeq = 0
@@ -68,13 +60,8 @@ export function senderAddress(label: string): string {
 }
 
 /** A fresh account with one connection to a sink of its own; a high rate unless pacing is tested. */
-export async function startSender(
-  app: TestApp,
-  sinks: SmtpSink[],
-  label: string,
-  options: SenderOptions = {},
-): Promise<Sender> {
-  const sink = await startSink(sinks, options.behaviour)
+export async function startSender(app: TestApp, label: string, options: SenderOptions = {}): Promise<Sender> {
+  const sink = await startSink(app, options.behaviour)
   const from = senderAddress(label)
   const seeded = await seedAccount(app, {
     plan: options.plan ?? 'free',

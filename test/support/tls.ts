@@ -17,7 +17,7 @@ export interface TlsMaterial {
   cert: string
 }
 
-export const CERT_DNS_NAMES = ['localhost', 'smtp.test']
+const CERT_DNS_NAMES = ['localhost', 'smtp.test']
 
 type AltName = { type: 2; value: string } | { type: 7; ip: string }
 
@@ -59,7 +59,7 @@ export async function makeCertificate(
 }
 
 /** Every address a sink may bind: the cert must cover them all since sinks pick one at run time. */
-export function loopbackIps(): string[] {
+function loopbackIps(): string[] {
   return Array.from({ length: 254 }, (_, i) => `127.0.0.${i + 1}`)
 }
 

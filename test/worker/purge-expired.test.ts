@@ -1,16 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PLAN_LIMITS } from '../../src/plans.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
-import { seedAccount, startTestApp, type TestApp } from '../support/app.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-afterAll(async () => {
-  await app.close()
-})
+const app = useTestApp()
 
 async function outboxRow(accountId: number, ageDays: number, status = 'sent'): Promise<number> {
   const [row] = await app.services.sql<{ id: number }[]>`
