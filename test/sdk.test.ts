@@ -257,10 +257,9 @@ describe('queued mail, audiences and batches through the SDK', () => {
       })
 
       const { audience } = await mailroom.audiences.create({ name: 'SDK readers' })
-      const added = await mailroom.audiences.members.add(audience.id, [
-        { email: 'ada@example.com', payload: { first_name: 'Ada' } },
-        { email: 'ADA@example.com' },
-      ])
+      const added = await mailroom.audiences.members.add(audience.id, {
+        members: [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }, { email: 'ADA@example.com' }],
+      })
       expect(added).toEqual({ success: true, inserted: 1, duplicates: 1, message: humanText })
 
       const created = await mailroom.batches.create({

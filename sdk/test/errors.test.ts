@@ -10,8 +10,10 @@ import {
   type ApiErrorCode,
   createClient,
   isMailroomError,
+  isMailroomNetworkError,
   MailroomError,
   type MailroomErrorCode,
+  MailroomNetworkError,
   type Template,
 } from '../src/index.js'
 import { type Answer, fakeFetch, json } from './fake-fetch.js'
@@ -322,8 +324,8 @@ describe('the error catalog', () => {
 })
 
 describe('network failures', () => {
-  it('propagates a fetch rejection as is (not a MailroomError)', async () => {
-    const cause = new TypeError('fetch failed')
+  it('throw a MailroomNetworkError NETWORK_ERROR with the fetch rejection as its cause', async () => {
+    const cause = new TypeError('fetch failed', { cause: new Error('read ECONNRESET') })
     const client = createClient({
       baseUrl: BASE,
       apiKey: KEY,
@@ -335,8 +337,15 @@ describe('network failures', () => {
       () => undefined,
       (error: unknown) => error,
     )
-    expect(rejection).toBe(cause)
-    expect(isMailroomError(rejection)).toBe(false)
+    expect(rejection).toBeInstanceOf(MailroomNetworkError)
+    const error = rejection as MailroomNetworkError
+    expect(error.name).toBe('MailroomNetworkError')
+    expect(error.code).toBe('NETWORK_ERROR')
+    expect(error.cause).toBe(cause)
+    expect(error.message).toBe('POST /send failed without a response (read ECONNRESET)')
+    expect([error.method, error.path, error.idempotencyKey]).toEqual(['POST', '/send', 'k1'])
+    expect(isMailroomNetworkError(error)).toBe(true)
+    expect(isMailroomError(error)).toBe(false)
   })
 })
 
@@ -434,7 +443,9 @@ describe('success bodies and requests', () => {
     await client.audiences.delete(7)
     await client.audiences.members.list(7, { limit: 50, offset: 100 })
     await client.audiences.members.list(7)
-    await client.audiences.members.add(7, [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }])
+    await client.audiences.members.add(7, {
+      members: [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }],
+    })
     await client.audiences.members.delete(7, 501)
     await client.templates.list()
     await client.templates.get(12)
