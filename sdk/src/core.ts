@@ -65,14 +65,18 @@ export function createCall(settings: CoreSettings): Call {
   const { request, retries, timeoutMs, maxRetryDelayMs } = settings
   return async function call<T>(method: HttpMethod, path: string, init: CallInit): Promise<T> {
     const header: Record<string, string> = {}
-    for (const [name, value] of Object.entries(init.header ?? {}))
+    for (const [name, value] of Object.entries(init.header ?? {})) {
       if (value !== undefined) header[name] = value
-    const keyHeader = init.idempotencyHeader
-    if (keyHeader !== undefined && header[keyHeader] === undefined && retries > 0) {
-      // A retry is only safe under a key, and it must be the same key on every attempt.
-      header[keyHeader] = globalThis.crypto.randomUUID()
     }
-    const idempotencyKey = keyHeader === undefined ? undefined : header[keyHeader]
+    const keyHeader = init.idempotencyHeader
+    let idempotencyKey: string | undefined
+    if (keyHeader !== undefined) {
+      // A key set through plain `headers` counts too: the SDK's own would otherwise replace it.
+      idempotencyKey = header[keyHeader] ?? headerValue(init.options?.headers, keyHeader)
+      // A retry is only safe under a key, and it must be the same key on every attempt.
+      if (idempotencyKey === undefined && retries > 0) idempotencyKey = globalThis.crypto.randomUUID()
+      if (idempotencyKey !== undefined) header[keyHeader] = idempotencyKey
+    }
     const callerSignal = init.options?.signal
 
     for (let attempt = 0; ; attempt++) {
@@ -109,6 +113,11 @@ export function createCall(settings: CoreSettings): Call {
       await sleep(retryAfter * 1000, callerSignal)
     }
   }
+}
+
+function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
+  const wanted = name.toLowerCase()
+  return Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === wanted)?.[1]
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

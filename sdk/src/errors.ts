@@ -162,7 +162,7 @@ export class MailroomNetworkError extends Error {
     const reason =
       init.code === 'TIMEOUT'
         ? `timed out after ${init.timeoutMs} ms`
-        : `failed without a response (${describe(init.cause)})`
+        : `failed without a response (${reasonOf(init.cause)})`
     super(`${init.method} ${init.path} ${reason}`, { cause: init.cause })
     this.code = init.code
     this.method = init.method
@@ -177,7 +177,7 @@ export function isMailroomNetworkError(error: unknown): error is MailroomNetwork
   return isRecord(error) && error.name === 'MailroomNetworkError' && typeof error.code === 'string'
 }
 
-function describe(cause: unknown): string {
+function reasonOf(cause: unknown): string {
   // undici's "fetch failed" says nothing; the socket error behind it does.
   const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause
   return inner instanceof Error ? inner.message : String(inner)

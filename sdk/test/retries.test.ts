@@ -150,6 +150,12 @@ describe('send without any response: retried with the same Idempotency-Key', () 
     expect(keys[2]).not.toBe(keys[0])
   })
 
+  it('keeps a key given through plain headers, whatever its case', async () => {
+    const { client, requests } = sequence([networkFailure(), json(200, SENT)], { retries: 1 })
+    await client.send(EMAIL, { headers: { 'idempotency-key': 'from-headers' } })
+    expect(requests.map((r) => r.headers.get('Idempotency-Key'))).toEqual(['from-headers', 'from-headers'])
+  })
+
   it('sends no key of its own with retries: 0', async () => {
     const { client, requests } = sequence([json(200, SENT)])
     await client.send(EMAIL)
