@@ -4,8 +4,9 @@
  *   src/generated/errors.ts     the service's error catalog
  *   sdk/src/generated/schema.ts the SDK's types (openapi-typescript)
  *   sdk/src/generated/errors.ts the SDK's error codes
+ *   sdk/src/generated/operations.ts the SDK's methods, one per operation (`x-sdk-method`)
  *
- *   npm run generate            write both files
+ *   npm run generate            write the files
  *   npm run generate -- --check exit 1 naming the files that are out of date, write nothing
  */
 import { execFileSync } from 'node:child_process'
@@ -15,6 +16,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
 import { readCatalog, sdkCatalogSource, serviceCatalogSource } from './generate/errors.ts'
+import { sdkOperationsSource } from './generate/operations.ts'
 import { routesSource } from './generate/routes.ts'
 import { sdkTypesSource } from './generate/sdk.ts'
 import { isObject } from './generate/zod.ts'
@@ -41,6 +43,7 @@ export async function generate(options: { root?: string } = {}): Promise<Generat
     { path: 'src/generated/errors.ts', content: format(`${HEADER}\n${serviceCatalogSource(catalog)}`) },
     { path: 'sdk/src/generated/schema.ts', content: format(`${HEADER}\n${await sdkTypesSource(doc)}`) },
     { path: 'sdk/src/generated/errors.ts', content: format(`${HEADER}\n${sdkCatalogSource(catalog)}`) },
+    { path: 'sdk/src/generated/operations.ts', content: format(`${HEADER}\n${sdkOperationsSource(doc)}`) },
   ]
 }
 

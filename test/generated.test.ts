@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { sdkOperationsSource } from '../scripts/generate/operations.ts'
 import { routesSource } from '../scripts/generate/routes.ts'
 import type { JsonObject } from '../scripts/generate/zod.ts'
 import { generate, ROOT } from '../scripts/generate.ts'
@@ -24,6 +25,7 @@ describe('generated files', () => {
       'src/generated/errors.ts',
       'sdk/src/generated/schema.ts',
       'sdk/src/generated/errors.ts',
+      'sdk/src/generated/operations.ts',
     ])
     for (const file of files) {
       const committed = await readFile(path.join(ROOT, file.path), 'utf8').catch(() => '<missing>')
@@ -205,5 +207,94 @@ describe('the generator', () => {
     })
     expect(source.indexOf('export const BSchema')).toBeLessThan(source.indexOf('export const ASchema'))
     expect(source).toContain('b: BSchema.optional()')
+  })
+})
+
+describe('the SDK operations generator', () => {
+  const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } }
+  const operation = (extra: JsonObject): JsonObject => ({ operationId: 'op', responses: ok, ...extra })
+  const doc = (paths: JsonObject): JsonObject => ({
+    openapi: '3.1.0',
+    info: { title: 't', version: '1' },
+    paths,
+  })
+
+  it('orders a signature: path parameters in path order, body, query, options with header parameters', () => {
+    const source = sdkOperationsSource(
+      doc({
+        '/a/{first}/b/{second}': {
+          parameters: [{ name: 'second', in: 'path', required: true, schema: { type: 'integer' } }],
+          put: operation({
+            'x-sdk-method': 'things.parts.update',
+            parameters: [
+              { name: 'X-Trace-Id', in: 'header', schema: { type: 'string' } },
+              { name: 'page', in: 'query', schema: { type: 'integer' } },
+              { name: 'first', in: 'path', required: true, schema: { type: 'integer' } },
+            ],
+            requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+          }),
+        },
+      }),
+    )
+    expect(source).toContain('export interface OpOptions extends RequestOptions')
+    expect(source).toContain(`xTraceId?: NonNullable<operations["op"]['parameters']['header']>["X-Trace-Id"]`)
+    expect(source).toContain('update(first: operations')
+    expect(source).toMatch(
+      /update\(first: [^,]+, second: [^,]+, body: [^,]+, query\?: OpQuery, options\?: OpOptions\)/,
+    )
+    expect(source).toContain(
+      `update: (first, second, body, query, options) => call("PUT", "/a/{first}/b/{second}", { path: { first, second }, body, query, header: { "X-Trace-Id": options?.xTraceId }, options })`,
+    )
+    expect(source).toContain('readonly things: {')
+    expect(source).not.toContain('idempotencyHeader')
+  })
+
+  it('marks an operation with an Idempotency-Key header as safe to repeat under its key', () => {
+    const source = sdkOperationsSource(
+      doc({
+        '/send': {
+          post: operation({
+            'x-sdk-method': 'send',
+            parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } }],
+          }),
+        },
+      }),
+    )
+    expect(source).toContain('idempotencyHeader: "Idempotency-Key"')
+    expect(source).toContain('idempotencyKey?: ')
+  })
+
+  it('refuses an operation without x-sdk-method, a name used twice, or a name that is also a group', () => {
+    expect(() => sdkOperationsSource(doc({ '/a': { get: operation({}) } }))).toThrow(
+      '#/paths/~1a/get/x-sdk-method',
+    )
+    expect(() =>
+      sdkOperationsSource(
+        doc({
+          '/a': { get: operation({ 'x-sdk-method': 'a.list' }) },
+          '/b': { get: operation({ operationId: 'op2', 'x-sdk-method': 'a.list' }) },
+        }),
+      ),
+    ).toThrow('x-sdk-method a.list is used twice')
+    expect(() =>
+      sdkOperationsSource(
+        doc({
+          '/a': { get: operation({ 'x-sdk-method': 'a' }) },
+          '/b': { get: operation({ operationId: 'op2', 'x-sdk-method': 'a.list' }) },
+        }),
+      ),
+    ).toThrow('a is both a method and a group')
+  })
+
+  it('refuses a path parameter the path does not have, and more than one 2xx response', () => {
+    const param = { name: 'id', in: 'path', required: true, schema: { type: 'integer' } }
+    expect(() =>
+      sdkOperationsSource(doc({ '/a': { get: operation({ 'x-sdk-method': 'a', parameters: [param] }) } })),
+    ).toThrow('do not match')
+    expect(() =>
+      sdkOperationsSource(
+        doc({ '/a': { get: operation({ 'x-sdk-method': 'a', responses: { ...ok, '201': ok['200'] } }) } }),
+      ),
+    ).toThrow('exactly one 2xx response')
   })
 })

@@ -68,10 +68,10 @@ describe('templates through the SDK', () => {
 })
 
 describe('errors surface as MailroomError with status and code', () => {
-  it('401: an unknown key gives UNAUTHORIZED', async () => {
+  it('401: an unknown key gives INVALID_API_KEY', async () => {
     const error = await failure(() => clientFor(`mr_${'x'.repeat(43)}`).templates.list())
     expect(error.status).toBe(401)
-    expect(error.code).toBe('UNAUTHORIZED')
+    expect(error.code).toBe('INVALID_API_KEY')
     expect(error.body).toEqual({ error: 'Invalid or expired API token' })
   })
 
@@ -110,7 +110,7 @@ describe('errors surface as MailroomError with status and code', () => {
     })
   })
 
-  it('404: an unknown template gives NOT_FOUND', async () => {
+  it('404: an unknown template gives TEMPLATE_NOT_FOUND', async () => {
     const owner = await seedAccount(app)
     const mailroom = clientFor(owner)
     const { template } = await mailroom.templates.create(content)
@@ -122,8 +122,8 @@ describe('errors surface as MailroomError with status and code', () => {
     ]) {
       const error = await failure(call)
       expect(error.status).toBe(404)
-      expect(error.code).toBe('NOT_FOUND')
-      expect(error.body).toEqual({ error: humanText })
+      expect(error.code).toBe('TEMPLATE_NOT_FOUND')
+      expect(error.body).toEqual({ error: 'Template not found' })
     }
   })
 
@@ -143,6 +143,52 @@ describe('errors surface as MailroomError with status and code', () => {
     expect(error.status).toBe(400)
     expect(error.code).toBe('VALIDATION_ERROR')
     expect(error.issues).toEqual([{ path: ['subject'], message: humanText, code: 'too_big' }])
+  })
+
+  it('audience checks give the catalog codes of their fixed texts', async () => {
+    const sink = await startSmtpSink({ port: 465 })
+    try {
+      const owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login } })
+      const mailroom = clientFor(owner)
+      const intruder = clientFor(await seedAccount(app, { plan: 'pro' }))
+      const { audience } = await mailroom.audiences.create({ name: 'Empty for now' })
+      const checks: [() => Promise<unknown>, number, string, string][] = [
+        [() => mailroom.audiences.get(999_999), 404, 'AUDIENCE_NOT_FOUND', 'Audience not found'],
+        [
+          () => mailroom.audiences.members.delete(audience.id, 999_999),
+          404,
+          'MEMBER_NOT_FOUND',
+          'Member not found',
+        ],
+        [
+          () =>
+            mailroom.batches.create({
+              template: { subject: 'Hi', text_body: 'Hello' },
+              audience_id: 999_999,
+            }),
+          400,
+          'INVALID_AUDIENCE',
+          'Invalid audience',
+        ],
+        [
+          () =>
+            mailroom.batches.create({
+              template: { subject: 'Hi', text_body: 'Hello' },
+              audience_id: audience.id,
+            }),
+          400,
+          'AUDIENCE_HAS_NO_MEMBERS',
+          'Audience has no members',
+        ],
+        [() => intruder.audiences.get(audience.id), 403, 'ACCESS_DENIED', 'Access denied'],
+      ]
+      for (const [call, status, code, text] of checks) {
+        const error = await failure(call)
+        expect([error.status, error.code, error.body]).toEqual([status, code, { error: text }])
+      }
+    } finally {
+      await sink.close()
+    }
   })
 
   it('404: a batch the account does not have gives BATCH_NOT_FOUND', async () => {
@@ -211,10 +257,9 @@ describe('queued mail, audiences and batches through the SDK', () => {
       })
 
       const { audience } = await mailroom.audiences.create({ name: 'SDK readers' })
-      const added = await mailroom.audiences.members.add(audience.id, [
-        { email: 'ada@example.com', payload: { first_name: 'Ada' } },
-        { email: 'ADA@example.com' },
-      ])
+      const added = await mailroom.audiences.members.add(audience.id, {
+        members: [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }, { email: 'ADA@example.com' }],
+      })
       expect(added).toEqual({ success: true, inserted: 1, duplicates: 1, message: humanText })
 
       const created = await mailroom.batches.create({

@@ -29,7 +29,7 @@ const UNION_MESSAGE = `function unionMessage(expected: string) {
   }
 }`
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 export function routesSource(doc: JsonObject): string {
   const parts = ["import { createRoute, z } from '@hono/zod-openapi'", UNION_MESSAGE]
@@ -115,7 +115,7 @@ function refsIn(value: Json | undefined, pointer: string): { ref: string; pointe
  * Follows a `$ref` to `#/components/<kind>/<Name>`; description/summary beside it override the
  * target's (OpenAPI 3.1 reference object).
  */
-function resolve(doc: JsonObject, value: Json | undefined, pointer: string, kind: string) {
+export function resolve(doc: JsonObject, value: Json | undefined, pointer: string, kind: string) {
   if (!isObject(value) || !('$ref' in value)) return { value, pointer }
   const ref = value.$ref
   const prefix = `#/components/${kind}/`

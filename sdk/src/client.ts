@@ -1,27 +1,7 @@
 import createFetchClient, { type Client } from 'openapi-fetch'
-import { MailroomError } from './errors.js'
+import { createCall, type UntypedRequest } from './core.js'
+import { bindOperations, type MailroomOperations } from './generated/operations.js'
 import type { paths } from './generated/schema.js'
-import type {
-  AddAudienceMembersResponse,
-  AudienceCreateRequest,
-  AudienceListResponse,
-  AudienceMemberInput,
-  AudienceMemberListResponse,
-  AudienceResponse,
-  AudienceUpdateRequest,
-  AudienceWithCountResponse,
-  BatchCreatedResponse,
-  BatchRequest,
-  BatchResponse,
-  EmailRequest,
-  EnqueueResponse,
-  SendResponse,
-  SuccessMessage,
-  TemplateCreateRequest,
-  TemplateListResponse,
-  TemplateResponse,
-  TemplateUpdateRequest,
-} from './types.js'
 
 /** A `fetch` implementation; openapi-fetch calls it with a `Request`. */
 export type FetchLike = (input: Request, init?: RequestInit) => Promise<Response>
@@ -35,122 +15,49 @@ export interface MailroomClientOptions {
   fetch?: FetchLike
   /** Extra headers sent with every request (`Authorization` is always the bearer header). */
   headers?: Record<string, string>
-}
-
-/** Per-call options accepted by every method. */
-export interface RequestOptions {
-  /** Aborts the request (e.g. `AbortSignal.timeout(30_000)`). */
-  signal?: AbortSignal
-  /** Extra headers for this call. */
-  headers?: Record<string, string>
-}
-
-export interface SendOptions extends RequestOptions {
   /**
-   * Sent as the `Idempotency-Key` header: a retry with the same key replays the first result
-   * (`replayed: true`) instead of sending again.
+   * How many times one call may be repeated, following the API's retry guidance (default 0):
+   * a 429 is retried after its `Retry-After`; `send` without any response is retried with the
+   * same `Idempotency-Key` (made by the SDK when none is given). Nothing else is retried.
    */
-  idempotencyKey?: string
-}
-
-export interface ListMembersQuery {
-  /** Members per page, 1 to 1000 (server default 100). */
-  limit?: number
-  /** Members to skip (server default 0). */
-  offset?: number
+  retries?: number
+  /**
+   * Milliseconds each attempt may take until the whole response is read (default 60 000:
+   * `send` waits for the SMTP server). A call that runs out throws a `MailroomNetworkError`
+   * with code `TIMEOUT`.
+   */
+  timeoutMs?: number
+  /**
+   * Longest `Retry-After` wait the SDK sits out for a retry (default 60 000 ms). A 429 asking
+   * for more (a daily limit, a quota window) is thrown at once, with its `retryAfter`.
+   */
+  maxRetryDelayMs?: number
 }
 
 /** The raw openapi-fetch client, typed with the generated `paths`. */
 export type RawClient = Client<paths>
 
-export interface MailroomClient {
-  /** The openapi-fetch client (`{ data, error, response }`, never throws on HTTP errors). */
+export interface MailroomClient extends MailroomOperations {
+  /**
+   * The openapi-fetch client (`{ data, error, response }`, never throws on HTTP errors). It
+   * sends the same headers but neither retries nor applies `timeoutMs`.
+   */
   readonly raw: RawClient
   /** The base URL in use (without trailing slash). */
   readonly baseUrl: string
-  /** `POST /send`: sends now and waits for the SMTP server. */
-  send(body: EmailRequest, options?: SendOptions): Promise<SendResponse>
-  /** `POST /enqueue`: queues one email (Pro). */
-  enqueue(body: EmailRequest, options?: RequestOptions): Promise<EnqueueResponse>
-  readonly batches: {
-    /** `POST /send/batch` (Pro). */
-    create(body: BatchRequest, options?: RequestOptions): Promise<BatchCreatedResponse>
-    /** `GET /batches/{id}` (Pro). */
-    get(id: number, options?: RequestOptions): Promise<BatchResponse>
-    /** `DELETE /batches/{id}`: only `completed` or `failed` batches (Pro). */
-    delete(id: number, options?: RequestOptions): Promise<SuccessMessage>
-  }
-  readonly audiences: {
-    /** `GET /audiences`, newest first (Pro). */
-    list(options?: RequestOptions): Promise<AudienceListResponse>
-    /** `POST /audiences` (Pro). */
-    create(body: AudienceCreateRequest, options?: RequestOptions): Promise<AudienceResponse>
-    /** `GET /audiences/{id}`, with `member_count` (Pro). */
-    get(id: number, options?: RequestOptions): Promise<AudienceWithCountResponse>
-    /** `PUT /audiences/{id}` (Pro). */
-    update(id: number, body: AudienceUpdateRequest, options?: RequestOptions): Promise<AudienceResponse>
-    /** `DELETE /audiences/{id}` (Pro). */
-    delete(id: number, options?: RequestOptions): Promise<SuccessMessage>
-    readonly members: {
-      /** `GET /audiences/{id}/members`: one page; increase `offset` by `limit` while `pagination.hasMore`. */
-      list(
-        id: number,
-        query?: ListMembersQuery,
-        options?: RequestOptions,
-      ): Promise<AudienceMemberListResponse>
-      /** `POST /audiences/{id}/members`: 1 to 10000 members; existing addresses count as duplicates. */
-      add(
-        id: number,
-        members: AudienceMemberInput[],
-        options?: RequestOptions,
-      ): Promise<AddAudienceMembersResponse>
-      /** `DELETE /audiences/{id}/members/{memberId}`. */
-      delete(id: number, memberId: number, options?: RequestOptions): Promise<SuccessMessage>
-    }
-  }
-  readonly templates: {
-    /** `GET /templates`. */
-    list(options?: RequestOptions): Promise<TemplateListResponse>
-    /** `POST /templates` (Free plan keeps 3: `TEMPLATE_LIMIT_REACHED`). */
-    create(body: TemplateCreateRequest, options?: RequestOptions): Promise<TemplateResponse>
-    /** `GET /templates/{id}`. */
-    get(id: number, options?: RequestOptions): Promise<TemplateResponse>
-    /** `PUT /templates/{id}`: fields left out keep their value. */
-    update(id: number, body: TemplateUpdateRequest, options?: RequestOptions): Promise<TemplateResponse>
-    /** `DELETE /templates/{id}`. */
-    delete(id: number, options?: RequestOptions): Promise<SuccessMessage>
-  }
 }
 
-interface RawResult<T> {
-  data?: T
-  error?: unknown
-  response: Response
-}
-
-/** Returns the success body, or throws a `MailroomError` for any non-2xx answer. */
-async function unwrap<T>(pending: Promise<RawResult<T>>): Promise<T> {
-  const { data, error, response } = await pending
-  if (!response.ok) throw MailroomError.fromResponse(response, error)
-  return data as T
-}
-
-/** Only the keys openapi-fetch understands, without `undefined` values. */
-function init(options: RequestOptions | undefined): {
-  signal?: AbortSignal
-  headers?: Record<string, string>
-} {
-  const result: { signal?: AbortSignal; headers?: Record<string, string> } = {}
-  if (options?.signal) result.signal = options.signal
-  if (options?.headers) result.headers = options.headers
-  return result
-}
+const DEFAULT_TIMEOUT_MS = 60_000
+const DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+/** setTimeout's limit: a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
- * Creates a Mailroom client.
+ * Creates a Mailroom client: one method per API operation, resolving to the success body and
+ * throwing `MailroomError` for an error answer, `MailroomNetworkError` for none.
  *
  * ```ts
- * const mailroom = createClient({ baseUrl: 'http://127.0.0.1:3000/v1', apiKey: process.env.MAILROOM_API_KEY! })
+ * const mailroom = createClient({ baseUrl: 'http://127.0.0.1:3000/v1', apiKey: process.env.MAILROOM_API_KEY!, retries: 2 })
  * const sent = await mailroom.send({ to: 'ada@example.com', subject: 'Hi', text_body: 'Hello' })
  * ```
  */
@@ -161,6 +68,16 @@ export function createClient(options: MailroomClientOptions): MailroomClient {
   if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') {
     throw new TypeError('createClient: `apiKey` is required')
   }
+  const retries = options.retries ?? 0
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new TypeError('createClient: `retries` must be a whole number, 0 or more')
+  }
+  const timeoutMs = milliseconds(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs', 1)
+  const maxRetryDelayMs = milliseconds(
+    options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
+    'maxRetryDelayMs',
+    0,
+  )
   const baseUrl = options.baseUrl.trim().replace(/\/+$/, '')
   const customFetch = options.fetch
   // Look the global fetch up per call, so that it can be replaced (or mocked) after creation.
@@ -171,75 +88,17 @@ export function createClient(options: MailroomClientOptions): MailroomClient {
     fetch: (input: Request) => fetchImpl(input),
     headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
   })
+  // The generated operations type every path's parameters and bodies; the core only relays them.
+  const request = raw.request as unknown as UntypedRequest
+  const call = createCall({ request, retries, timeoutMs, maxRetryDelayMs })
+  return { raw, baseUrl, ...bindOperations(call) }
+}
 
-  return {
-    raw,
-    baseUrl,
-
-    send: (body, sendOptions) =>
-      unwrap(
-        raw.POST('/send', {
-          ...init(sendOptions),
-          params: sendOptions?.idempotencyKey
-            ? { header: { 'Idempotency-Key': sendOptions.idempotencyKey } }
-            : {},
-          body,
-        }),
-      ),
-    enqueue: (body, requestOptions) => unwrap(raw.POST('/enqueue', { ...init(requestOptions), body })),
-
-    batches: {
-      create: (body, requestOptions) => unwrap(raw.POST('/send/batch', { ...init(requestOptions), body })),
-      get: (id, requestOptions) =>
-        unwrap(raw.GET('/batches/{id}', { ...init(requestOptions), params: { path: { id } } })),
-      delete: (id, requestOptions) =>
-        unwrap(raw.DELETE('/batches/{id}', { ...init(requestOptions), params: { path: { id } } })),
-    },
-
-    audiences: {
-      list: (requestOptions) => unwrap(raw.GET('/audiences', { ...init(requestOptions) })),
-      create: (body, requestOptions) => unwrap(raw.POST('/audiences', { ...init(requestOptions), body })),
-      get: (id, requestOptions) =>
-        unwrap(raw.GET('/audiences/{id}', { ...init(requestOptions), params: { path: { id } } })),
-      update: (id, body, requestOptions) =>
-        unwrap(raw.PUT('/audiences/{id}', { ...init(requestOptions), params: { path: { id } }, body })),
-      delete: (id, requestOptions) =>
-        unwrap(raw.DELETE('/audiences/{id}', { ...init(requestOptions), params: { path: { id } } })),
-      members: {
-        list: (id, query, requestOptions) =>
-          unwrap(
-            raw.GET('/audiences/{id}/members', {
-              ...init(requestOptions),
-              params: { path: { id }, query: { limit: query?.limit, offset: query?.offset } },
-            }),
-          ),
-        add: (id, members, requestOptions) =>
-          unwrap(
-            raw.POST('/audiences/{id}/members', {
-              ...init(requestOptions),
-              params: { path: { id } },
-              body: { members },
-            }),
-          ),
-        delete: (id, memberId, requestOptions) =>
-          unwrap(
-            raw.DELETE('/audiences/{id}/members/{memberId}', {
-              ...init(requestOptions),
-              params: { path: { id, memberId } },
-            }),
-          ),
-      },
-    },
-
-    templates: {
-      list: (requestOptions) => unwrap(raw.GET('/templates', { ...init(requestOptions) })),
-      create: (body, requestOptions) => unwrap(raw.POST('/templates', { ...init(requestOptions), body })),
-      get: (id, requestOptions) =>
-        unwrap(raw.GET('/templates/{id}', { ...init(requestOptions), params: { path: { id } } })),
-      update: (id, body, requestOptions) =>
-        unwrap(raw.PUT('/templates/{id}', { ...init(requestOptions), params: { path: { id } }, body })),
-      delete: (id, requestOptions) =>
-        unwrap(raw.DELETE('/templates/{id}', { ...init(requestOptions), params: { path: { id } } })),
-    },
+function milliseconds(value: number, name: string, min: number): number {
+  if (!Number.isInteger(value) || value < min || value > MAX_TIMER_MS) {
+    throw new TypeError(
+      `createClient: \`${name}\` must be a whole number of milliseconds, ${min} to ${MAX_TIMER_MS}`,
+    )
   }
+  return value
 }

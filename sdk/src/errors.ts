@@ -1,13 +1,21 @@
 /**
- * The one error type of the SDK: every non-2xx answer of the API becomes a `MailroomError`.
+ * The SDK's two error types:
+ * - `MailroomError`: the API answered with a non-2xx status;
+ * - `MailroomNetworkError`: no answer at all (connection refused or reset, or the request's
+ *   timeout ran out).
  *
- * The API answers errors in three body shapes (see the specification's "Errors" section):
+ * The API answers errors in the body shapes of its error catalog (`x-error-catalog` in
+ * openapi/openapi.yaml, generated into `./generated/errors.ts`). Codes come from that catalog
+ * alone, never from the server's prose:
  * - standard `{ code, message, details? }`: `code` is taken as is;
- * - simple `{ error }` (authentication failures, some audience and template checks): the SDK
- *   derives a stable code from the status and the text (`UNAUTHORIZED`, `ACCESS_DENIED`, ...);
- * - validation `{ success: false, error: { name: 'ZodError', issues } }`: `VALIDATION_ERROR`.
- * Anything else (an empty body, HTML from a proxy, ...) gets `HTTP_<status>`.
+ * - validation `{ success: false, error: { name: 'ZodError', issues } }`: the catalog's
+ *   validation code (`VALIDATION_ERROR`), with `issues`;
+ * - template limit `{ error, limit, used, upgradeRequired, message }`: the catalog's
+ *   template-limit code for that status (`TEMPLATE_LIMIT_REACHED`), with `details`;
+ * - simple `{ error }`: the catalog code whose status and fixed text are exactly these;
+ * - anything else (an unknown text, an empty body, HTML from a proxy): `HTTP_<status>`.
  */
+import { API_ERRORS, type ApiErrorCode, type ErrorBodyShape } from './generated/errors.js'
 import type { components } from './generated/schema.js'
 
 type Schemas = components['schemas']
@@ -19,48 +27,16 @@ export type SimpleErrorBody = Schemas['SimpleError']
 export type ValidationErrorBody = Schemas['ValidationError']
 export type TemplateLimitErrorBody = Schemas['TemplateLimitError']
 
-/** Codes the API sends in standard error bodies. */
-export const API_ERROR_CODES = [
-  'INVALID_JSON',
-  'INVALID_ID',
-  'TOO_MANY_RECIPIENTS',
-  'BATCH_TOO_LARGE',
-  'IDEMPOTENCY_KEY_IN_FLIGHT',
-  'INVALID_STATUS',
-  'NO_CONNECTION',
-  'CONNECTION_NOT_FOUND',
-  'CONNECTION_SCOPE_MISMATCH',
-  'CONNECTION_PAUSED',
-  'FEATURE_NOT_AVAILABLE',
-  'BATCH_NOT_FOUND',
-  'RESOURCE_NOT_FOUND',
-  'NOT_FOUND',
-  'PAYLOAD_TOO_LARGE',
-  'RATE_LIMITED',
-  'QUOTA_EXCEEDED',
-  'DAILY_LIMIT_REACHED',
-  'INTERNAL_ERROR',
-] as const
+export { API_ERRORS, type ApiErrorCode, type ErrorBodyShape }
 
-/** Codes the SDK derives for bodies that carry no `code` (besides `HTTP_<status>`). */
-export const DERIVED_ERROR_CODES = [
-  'UNAUTHORIZED',
-  'ACCESS_DENIED',
-  'TEMPLATE_LIMIT_REACHED',
-  'NOT_FOUND',
-  'VALIDATION_ERROR',
-  'INVALID_AUDIENCE',
-  'AUDIENCE_HAS_NO_MEMBERS',
-] as const
+/** The code of every error the API answers, in the catalog's order. */
+export const API_ERROR_CODES = Object.keys(API_ERRORS) as readonly ApiErrorCode[]
 
 /**
- * Every code a `MailroomError` can carry: the API's codes, the SDK's derived ones, and
- * `HTTP_<status>` for a body of unknown shape. `switch (err.code)` completes these.
+ * Every code a `MailroomError` can carry: the catalog's codes, and `HTTP_<status>` for a body
+ * the catalog does not describe. `switch (err.code)` completes these.
  */
-export type MailroomErrorCode =
-  | (typeof API_ERROR_CODES)[number]
-  | (typeof DERIVED_ERROR_CODES)[number]
-  | `HTTP_${number}`
+export type MailroomErrorCode = ApiErrorCode | `HTTP_${number}`
 
 export interface MailroomErrorInit {
   /** HTTP status of the answer. */
@@ -72,6 +48,8 @@ export interface MailroomErrorInit {
   /** Method and URL of the request, for the message. */
   method?: string
   url?: string
+  /** The `Idempotency-Key` the request carried (the caller's, or the one the SDK made). */
+  idempotencyKey?: string
 }
 
 /** A non-2xx answer of the Mailroom API. */
@@ -80,8 +58,8 @@ export class MailroomError extends Error {
   /** HTTP status. */
   readonly status: number
   /**
-   * The body's `code`, or a code derived by the SDK for simple, validation and unknown bodies.
-   * A code the API adds later comes through as is (hence the open string type).
+   * The body's `code`, or the catalog's code for a validation, template-limit or simple body,
+   * or `HTTP_<status>`. A code the API adds later comes through as is (hence the open type).
    */
   readonly code: MailroomErrorCode | (string & {})
   /**
@@ -99,6 +77,11 @@ export class MailroomError extends Error {
   readonly method: string | undefined
   /** URL of the failed request, when known. */
   readonly url: string | undefined
+  /**
+   * The `Idempotency-Key` the request carried. When the SDK made it (`send` with `retries`), a
+   * later `send` with this key replays the outcome instead of sending again.
+   */
+  readonly idempotencyKey: string | undefined
 
   constructor(init: MailroomErrorInit) {
     const { status, body } = init
@@ -112,16 +95,22 @@ export class MailroomError extends Error {
     this.body = body
     this.method = init.method
     this.url = init.url
+    this.idempotencyKey = init.idempotencyKey
   }
 
   /** Builds the error from a fetch `Response` whose body was already read and parsed. */
-  static fromResponse(response: Response, body: unknown, request?: Request): MailroomError {
+  static fromResponse(
+    response: Response,
+    body: unknown,
+    request: { method?: string; url?: string; idempotencyKey?: string } = {},
+  ): MailroomError {
     return new MailroomError({
       status: response.status,
       body,
       headers: response.headers,
-      method: request?.method,
-      url: request?.url ?? (response.url || undefined),
+      method: request.method,
+      url: request.url ?? (response.url || undefined),
+      idempotencyKey: request.idempotencyKey,
     })
   }
 }
@@ -130,19 +119,97 @@ export class MailroomError extends Error {
 export function isMailroomError(error: unknown): error is MailroomError {
   if (error instanceof MailroomError) return true
   return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { name?: unknown }).name === 'MailroomError' &&
-    typeof (error as { status?: unknown }).status === 'number' &&
-    typeof (error as { code?: unknown }).code === 'string'
+    isRecord(error) &&
+    error.name === 'MailroomError' &&
+    typeof error.status === 'number' &&
+    typeof error.code === 'string'
   )
 }
+
+/**
+ * `NETWORK_ERROR`: the request got no answer (refused, reset, closed before the response was
+ * complete). `TIMEOUT`: the client's `timeoutMs` ran out first.
+ */
+export type MailroomNetworkErrorCode = 'NETWORK_ERROR' | 'TIMEOUT'
+
+export interface MailroomNetworkErrorInit {
+  code: MailroomNetworkErrorCode
+  /** Method and path (template) of the operation, e.g. `POST /send`, `GET /batches/{id}`. */
+  method: string
+  path: string
+  /** What fetch threw. */
+  cause: unknown
+  /** The timeout that ran out (`TIMEOUT`). */
+  timeoutMs?: number
+  /** The `Idempotency-Key` the request carried. */
+  idempotencyKey?: string
+}
+
+/**
+ * The request got no answer at all, so whether the server acted on it is unknown. `send`
+ * retries this itself when `retries` allows (with the same `Idempotency-Key`); for `send`, a
+ * later call with `idempotencyKey` replays the outcome. No other operation is retried by the SDK.
+ */
+export class MailroomNetworkError extends Error {
+  override readonly name = 'MailroomNetworkError'
+  readonly code: MailroomNetworkErrorCode
+  readonly method: string
+  readonly path: string
+  /** The `Idempotency-Key` the request carried (the caller's, or the one the SDK made). */
+  readonly idempotencyKey: string | undefined
+
+  constructor(init: MailroomNetworkErrorInit) {
+    const reason =
+      init.code === 'TIMEOUT'
+        ? `timed out after ${init.timeoutMs} ms`
+        : `failed without a response (${reasonOf(init.cause)})`
+    super(`${init.method} ${init.path} ${reason}`, { cause: init.cause })
+    this.code = init.code
+    this.method = init.method
+    this.path = init.path
+    this.idempotencyKey = init.idempotencyKey
+  }
+}
+
+/** `true` for a `MailroomNetworkError`, also one thrown by another copy of the SDK. */
+export function isMailroomNetworkError(error: unknown): error is MailroomNetworkError {
+  if (error instanceof MailroomNetworkError) return true
+  return isRecord(error) && error.name === 'MailroomNetworkError' && typeof error.code === 'string'
+}
+
+function reasonOf(cause: unknown): string {
+  // undici's "fetch failed" says nothing; the socket error behind it does.
+  const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause
+  return inner instanceof Error ? inner.message : String(inner)
+}
+
+// ------------------------------------------------------------------------------------------------
 
 interface Interpreted {
   code: string
   message: string
   details?: ErrorDetails
   issues?: ValidationIssue[]
+}
+
+/**
+ * The catalog's codes of the bodies that carry none, by shape and status, and for simple bodies
+ * by their exact fixed text. Standard bodies name their code themselves.
+ */
+const CODES_BY_SHAPE = new Map<string, ApiErrorCode>()
+for (const code of API_ERROR_CODES) {
+  const entry = API_ERRORS[code]
+  if (entry.body === 'standard') continue
+  const text = entry.body === 'simple' && 'error' in entry ? entry.error : undefined
+  CODES_BY_SHAPE.set(shapeKey(entry.body, entry.status, text), code)
+}
+
+function shapeKey(shape: ErrorBodyShape, status: number, text?: string): string {
+  return JSON.stringify([shape, status, text ?? null])
+}
+
+function catalogCode(shape: ErrorBodyShape, status: number, text?: string): string {
+  return CODES_BY_SHAPE.get(shapeKey(shape, status, text)) ?? `HTTP_${status}`
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -153,25 +220,6 @@ function isValidationBody(body: Record<string, unknown>): body is ValidationErro
   return body.success === false && isRecord(body.error) && Array.isArray(body.error.issues)
 }
 
-function normalize(text: string): string {
-  return text.trim().replace(/\.$/, '').toLowerCase()
-}
-
-/** Code for a simple `{ error }` body (or a body without any known shape: `text` undefined). */
-function derivedCode(status: number, body: Record<string, unknown> | undefined): string {
-  const text = typeof body?.error === 'string' ? normalize(body.error) : undefined
-  if (status === 401) return 'UNAUTHORIZED'
-  if (text === undefined) return `HTTP_${status}`
-  if (status === 403 && text === 'access denied') return 'ACCESS_DENIED'
-  if (status === 403 && (text === 'template limit reached' || 'limit' in (body ?? {}))) {
-    return 'TEMPLATE_LIMIT_REACHED'
-  }
-  if (status === 404) return 'NOT_FOUND'
-  if (status === 400 && text === 'invalid audience') return 'INVALID_AUDIENCE'
-  if (status === 400 && text === 'audience has no members') return 'AUDIENCE_HAS_NO_MEMBERS'
-  return `HTTP_${status}`
-}
-
 function fallbackMessage(status: number, body: unknown): string {
   if (typeof body === 'string' && body.trim() !== '' && body.length <= 200)
     return `HTTP ${status}: ${body.trim()}`
@@ -179,43 +227,39 @@ function fallbackMessage(status: number, body: unknown): string {
 }
 
 function interpret(status: number, body: unknown): Interpreted {
-  if (!isRecord(body)) return { code: derivedCode(status, undefined), message: fallbackMessage(status, body) }
+  if (!isRecord(body)) return { code: `HTTP_${status}`, message: fallbackMessage(status, body) }
 
-  // Standard body.
   if (typeof body.code === 'string' && body.code !== '') {
     const message = typeof body.message === 'string' ? body.message : fallbackMessage(status, undefined)
     const details = isRecord(body.details) ? (body.details as ErrorDetails) : undefined
     return details ? { code: body.code, message, details } : { code: body.code, message }
   }
 
-  // Validation body.
   if (isValidationBody(body)) {
     const issues = body.error.issues
     const summary = issues
       .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'body'}: ${issue.message}`)
       .join('; ')
     return {
-      code: 'VALIDATION_ERROR',
+      code: catalogCode('validation', status),
       message: summary ? `Validation failed: ${summary}` : 'Validation failed',
       issues,
     }
   }
 
-  // Simple body (the template limit body also carries `limit`, `used`, `upgradeRequired`, `message`).
-  if (typeof body.error === 'string') {
-    const code = derivedCode(status, body)
+  if (typeof body.error === 'string' && typeof body.limit === 'number') {
+    const details: ErrorDetails = { limit: body.limit }
+    if (typeof body.used === 'number') details.used = body.used
+    if (typeof body.upgradeRequired === 'boolean') details.upgradeRequired = body.upgradeRequired
     const message = typeof body.message === 'string' && body.message !== '' ? body.message : body.error
-    if (code === 'TEMPLATE_LIMIT_REACHED') {
-      const details: ErrorDetails = {}
-      if (typeof body.limit === 'number') details.limit = body.limit
-      if (typeof body.used === 'number') details.used = body.used
-      if (typeof body.upgradeRequired === 'boolean') details.upgradeRequired = body.upgradeRequired
-      return { code, message, details }
-    }
-    return { code, message }
+    return { code: catalogCode('template-limit', status), message, details }
   }
 
-  return { code: derivedCode(status, undefined), message: fallbackMessage(status, undefined) }
+  if (typeof body.error === 'string') {
+    return { code: catalogCode('simple', status, body.error), message: body.error }
+  }
+
+  return { code: `HTTP_${status}`, message: fallbackMessage(status, undefined) }
 }
 
 /** `Retry-After` is either delay-seconds or an HTTP date. */

@@ -1,34 +1,45 @@
 /**
  * @mailroom/sdk: TypeScript client of the Mailroom email sending API.
  *
- * - `createClient({ baseUrl, apiKey })` returns friendly methods that resolve to the success
- *   body and throw a `MailroomError` on any non-2xx answer, plus `raw`, the openapi-fetch client.
- * - A network failure (fetch rejects) propagates as is: retry `send` with the same
- *   `idempotencyKey`.
+ * - `createClient({ baseUrl, apiKey, retries?, timeoutMs?, maxRetryDelayMs? })` returns one
+ *   method per API operation (generated from openapi/openapi.yaml), resolving to the success
+ *   body, plus `raw`, the openapi-fetch client.
+ * - An error answer throws a `MailroomError` whose `code` comes from the API's error catalog;
+ *   no answer at all throws a `MailroomNetworkError` (`NETWORK_ERROR` or `TIMEOUT`).
+ * - With `retries`, the client follows the API's retry guidance (see `MailroomClientOptions`).
  */
 export {
   createClient,
   type FetchLike,
-  type ListMembersQuery,
   type MailroomClient,
   type MailroomClientOptions,
   type RawClient,
-  type RequestOptions,
-  type SendOptions,
 } from './client.js'
+export type { RequestOptions } from './core.js'
 export {
   API_ERROR_CODES,
-  DERIVED_ERROR_CODES,
+  API_ERRORS,
+  type ApiErrorCode,
+  type ErrorBodyShape,
   type ErrorDetails,
   isMailroomError,
+  isMailroomNetworkError,
   MailroomError,
   type MailroomErrorCode,
   type MailroomErrorInit,
+  MailroomNetworkError,
+  type MailroomNetworkErrorCode,
+  type MailroomNetworkErrorInit,
   type SimpleErrorBody,
   type StandardErrorBody,
   type TemplateLimitErrorBody,
   type ValidationErrorBody,
   type ValidationIssue,
 } from './errors.js'
+export type {
+  ListAudienceMembersQuery,
+  MailroomOperations,
+  SendEmailOptions,
+} from './generated/operations.js'
 export type { components, operations, paths } from './generated/schema.js'
 export type * from './types.js'

@@ -1,38 +1,27 @@
 /**
  * Unit tests of the SDK: error mapping, headers and URLs, with a fake `fetch` that records the
- * requests and answers canned responses. End-to-end tests against the real server live elsewhere.
+ * requests and answers canned responses. End-to-end tests against the real server live in
+ * test/sdk*.test.ts.
  */
 import { describe, expect, it } from 'vitest'
 import {
+  API_ERROR_CODES,
+  API_ERRORS,
+  type ApiErrorCode,
   createClient,
-  type FetchLike,
   isMailroomError,
+  isMailroomNetworkError,
   MailroomError,
   type MailroomErrorCode,
+  MailroomNetworkError,
   type Template,
 } from '../src/index.js'
+import { type Answer, fakeFetch, json } from './fake-fetch.js'
 
 const BASE = 'http://127.0.0.1:3000/v1'
 const KEY = 'mr_test_0123456789'
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'Content-Type': 'application/json', ...headers },
-  })
-}
-
-/** A fake fetch answering `answer` (a Response, or a function of the request) and recording requests. */
-function fakeFetch(answer: Response | ((request: Request) => Response | Promise<Response>)) {
-  const requests: Request[] = []
-  const fetch: FetchLike = async (input) => {
-    requests.push(input)
-    return typeof answer === 'function' ? answer(input) : answer.clone()
-  }
-  return { fetch, requests }
-}
-
-function clientAnswering(answer: Response | ((request: Request) => Response | Promise<Response>)) {
+function clientAnswering(answer: Answer) {
   const fake = fakeFetch(answer)
   return { client: createClient({ baseUrl: BASE, apiKey: KEY, fetch: fake.fetch }), requests: fake.requests }
 }
@@ -146,19 +135,19 @@ describe('standard error bodies', () => {
 })
 
 describe('simple error bodies', () => {
-  it('maps 401 to UNAUTHORIZED', async () => {
+  it('maps 401 with the bad-key text to INVALID_API_KEY', async () => {
     const { client } = clientAnswering(json(401, { error: 'Invalid or expired API token' }))
     const error = await failure(() => client.templates.list())
     expect(error.status).toBe(401)
-    expect(error.code).toBe('UNAUTHORIZED')
+    expect(error.code).toBe('INVALID_API_KEY')
     expect(error.message).toBe('Invalid or expired API token')
     expect(error.body).toEqual({ error: 'Invalid or expired API token' })
     expect(error.details).toBeUndefined()
   })
 
-  it('maps 401 with a missing-header body to UNAUTHORIZED', async () => {
+  it('maps 401 with the missing-header text to MISSING_AUTHORIZATION', async () => {
     const { client } = clientAnswering(json(401, { error: 'Missing or invalid Authorization header' }))
-    expect((await failure(() => client.send(EMAIL))).code).toBe('UNAUTHORIZED')
+    expect((await failure(() => client.send(EMAIL))).code).toBe('MISSING_AUTHORIZATION')
   })
 
   it('maps 403 Access denied to ACCESS_DENIED', async () => {
@@ -188,10 +177,10 @@ describe('simple error bodies', () => {
     expect(error.body).toEqual(body)
   })
 
-  it('maps 404 {error} to NOT_FOUND', async () => {
+  it('maps 404 {error: Template not found} to TEMPLATE_NOT_FOUND', async () => {
     const { client } = clientAnswering(json(404, { error: 'Template not found' }))
     const error = await failure(() => client.templates.delete(99))
-    expect(error.code).toBe('NOT_FOUND')
+    expect(error.code).toBe('TEMPLATE_NOT_FOUND')
     expect(error.message).toBe('Template not found')
   })
 
@@ -235,13 +224,13 @@ describe('validation and unknown bodies', () => {
     expect(error.body).toBe('<html>Bad gateway</html>')
   })
 
-  it('maps an empty body to HTTP_<status> (and 401 to UNAUTHORIZED)', async () => {
+  it('maps an empty body to HTTP_<status>, also on a 401 (no text to match)', async () => {
     const empty = clientAnswering(new Response(null, { status: 503, headers: { 'Content-Length': '0' } }))
     const error = await failure(() => empty.client.templates.list())
     expect(error.code).toBe('HTTP_503')
     expect(error.body).toBeUndefined()
     const unauthorized = clientAnswering(new Response(null, { status: 401 }))
-    expect((await failure(() => unauthorized.client.templates.list())).code).toBe('UNAUTHORIZED')
+    expect((await failure(() => unauthorized.client.templates.list())).code).toBe('HTTP_401')
   })
 
   it('lets a caller switch on the code', async () => {
@@ -264,9 +253,79 @@ describe('validation and unknown bodies', () => {
   })
 })
 
+/** A body of the entry's shape, as the API answers it. */
+function bodyOf(code: ApiErrorCode): unknown {
+  const entry = API_ERRORS[code]
+  switch (entry.body) {
+    case 'standard':
+      return { code, message: 'Human text that may change' }
+    case 'simple':
+      return { error: entry.error }
+    case 'template-limit':
+      return { error: entry.error, limit: 3, used: 3, upgradeRequired: true, message: 'Upgrade to Pro' }
+    case 'validation':
+      return { success: false, error: { name: 'ZodError', issues: [] } }
+  }
+}
+
+describe('the error catalog', () => {
+  it('is the list of codes, the same as the generated API_ERRORS', () => {
+    expect(API_ERROR_CODES).toEqual(Object.keys(API_ERRORS))
+    expect(API_ERROR_CODES).toEqual(
+      expect.arrayContaining([
+        'MISSING_AUTHORIZATION',
+        'INVALID_API_KEY',
+        'ACCESS_DENIED',
+        'TEMPLATE_NOT_FOUND',
+      ]),
+    )
+    expect(API_ERROR_CODES).not.toContain('UNAUTHORIZED')
+  })
+
+  it.each(API_ERROR_CODES)('%s: its body shape at its status gives its code', async (code) => {
+    const { status } = API_ERRORS[code]
+    const { client } = clientAnswering(json(status, bodyOf(code)))
+    const error = await failure(() => client.templates.list())
+    expect(error.status).toBe(status)
+    expect(error.code).toBe(code)
+  })
+
+  it.each([
+    [403, 'access denied'],
+    [403, 'ACCESS DENIED'],
+    [403, 'Access denied.'],
+    [403, ' Access denied'],
+    [401, 'invalid or expired API token'],
+    [404, 'Template not found.'],
+    [400, 'Invalid  audience'],
+  ])('%i {error: %j} is HTTP_<status>: texts are matched exactly, never normalised', async (status, text) => {
+    const { client } = clientAnswering(json(status, { error: text }))
+    expect((await failure(() => client.templates.list())).code).toBe(`HTTP_${status}`)
+  })
+
+  it.each([
+    [404, { error: 'Access denied' }],
+    [400, { error: 'Template not found' }],
+    [401, { error: 'Access denied' }],
+    [400, { error: 'Template limit reached', limit: 3, used: 3, upgradeRequired: true, message: 'x' }],
+    [422, { success: false, error: { name: 'ZodError', issues: [] } }],
+  ])('a catalogued shape or text at another status (%i) is HTTP_<status>', async (status, body) => {
+    const { client } = clientAnswering(json(status, body))
+    expect((await failure(() => client.templates.list())).code).toBe(`HTTP_${status}`)
+  })
+
+  it('takes the template limit by its shape, not its text', async () => {
+    const body = { error: 'Template quota hit', limit: 5, used: 5, upgradeRequired: false, message: 'Limit' }
+    const { client } = clientAnswering(json(403, body))
+    const error = await failure(() => client.templates.create({ name: 'n', subject: 's', text_body: 't' }))
+    expect(error.code).toBe('TEMPLATE_LIMIT_REACHED')
+    expect(error.details).toEqual({ limit: 5, used: 5, upgradeRequired: false })
+  })
+})
+
 describe('network failures', () => {
-  it('propagates a fetch rejection as is (not a MailroomError)', async () => {
-    const cause = new TypeError('fetch failed')
+  it('throw a MailroomNetworkError NETWORK_ERROR with the fetch rejection as its cause', async () => {
+    const cause = new TypeError('fetch failed', { cause: new Error('read ECONNRESET') })
     const client = createClient({
       baseUrl: BASE,
       apiKey: KEY,
@@ -278,8 +337,15 @@ describe('network failures', () => {
       () => undefined,
       (error: unknown) => error,
     )
-    expect(rejection).toBe(cause)
-    expect(isMailroomError(rejection)).toBe(false)
+    expect(rejection).toBeInstanceOf(MailroomNetworkError)
+    const error = rejection as MailroomNetworkError
+    expect(error.name).toBe('MailroomNetworkError')
+    expect(error.code).toBe('NETWORK_ERROR')
+    expect(error.cause).toBe(cause)
+    expect(error.message).toBe('POST /send failed without a response (read ECONNRESET)')
+    expect([error.method, error.path, error.idempotencyKey]).toEqual(['POST', '/send', 'k1'])
+    expect(isMailroomNetworkError(error)).toBe(true)
+    expect(isMailroomError(error)).toBe(false)
   })
 })
 
@@ -377,7 +443,9 @@ describe('success bodies and requests', () => {
     await client.audiences.delete(7)
     await client.audiences.members.list(7, { limit: 50, offset: 100 })
     await client.audiences.members.list(7)
-    await client.audiences.members.add(7, [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }])
+    await client.audiences.members.add(7, {
+      members: [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }],
+    })
     await client.audiences.members.delete(7, 501)
     await client.templates.list()
     await client.templates.get(12)
