@@ -7,6 +7,9 @@ export default defineConfig({
     // Separate processes, not threads: workers must start after global setup so that they read
     // the NODE_EXTRA_CA_CERTS it sets (Node reads it only at process start).
     pool: 'forks',
+    // Most tests wait on sockets, timers and PostgreSQL rather than the CPU: three files at once
+    // keep a 2-core machine busy (vitest's default, one fewer than the cores, runs them in turn).
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

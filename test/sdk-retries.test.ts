@@ -11,25 +11,19 @@ import {
   MailroomError,
   MailroomNetworkError,
 } from '@mailroom/sdk'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedAccount, startTestApp, type TestApp } from './support/app.ts'
+import { afterAll, describe, expect, it } from 'vitest'
+import { seedAccount, useTestApp } from './support/app.ts'
 import { type LossyProxy, startLossyProxy } from './support/lossy-proxy.ts'
-import { closeAppAndSinks, fresh, replayOf, type SenderOptions, startSender } from './support/sending.ts'
-import type { SmtpSink } from './support/smtp-sink.ts'
+import { fresh, replayOf, type SenderOptions, startSender } from './support/sending.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
-let app: TestApp
-const sinks: SmtpSink[] = []
+// The SDK talks HTTP: a listening server.
+const app = useTestApp({}, { listen: true })
 const proxies: LossyProxy[] = []
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
 
 afterAll(async () => {
   await Promise.all(proxies.map((proxy) => proxy.close()))
-  await closeAppAndSinks(app, sinks)
 })
 
 let seq = 0
@@ -71,7 +65,7 @@ function client(apiKey: string, options: Partial<MailroomClientOptions> = {}) {
 }
 
 function sender(label: string, options: SenderOptions = {}) {
-  return startSender(app, sinks, label, options)
+  return startSender(app, label, options)
 }
 
 async function lossyProxy(): Promise<LossyProxy> {

@@ -1,18 +1,10 @@
 import { createClient, isMailroomError, type MailroomClient, MailroomError } from '@mailroom/sdk'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SeededAccount, seedAccount, startTestApp, type TestApp } from './support/app.ts'
+import { describe, expect, it } from 'vitest'
+import { type SeededAccount, seedAccount, useTestApp } from './support/app.ts'
 import { humanText, TIMESTAMP } from './support/matchers.ts'
-import { startSmtpSink } from './support/smtp-sink.ts'
 
-let app: TestApp
-
-beforeAll(async () => {
-  app = await startTestApp()
-})
-
-afterAll(async () => {
-  await app?.close()
-})
+// The SDK talks HTTP: a listening server.
+const app = useTestApp({}, { listen: true })
 
 function clientFor(owner: SeededAccount | string): MailroomClient {
   return createClient({ baseUrl: app.baseUrl, apiKey: typeof owner === 'string' ? owner : owner.key })
@@ -146,48 +138,44 @@ describe('errors surface as MailroomError with status and code', () => {
   })
 
   it('audience checks give the catalog codes of their fixed texts', async () => {
-    const sink = await startSmtpSink({ port: 465 })
-    try {
-      const owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login } })
-      const mailroom = clientFor(owner)
-      const intruder = clientFor(await seedAccount(app, { plan: 'pro' }))
-      const { audience } = await mailroom.audiences.create({ name: 'Empty for now' })
-      const checks: [() => Promise<unknown>, number, string, string][] = [
-        [() => mailroom.audiences.get(999_999), 404, 'AUDIENCE_NOT_FOUND', 'Audience not found'],
-        [
-          () => mailroom.audiences.members.delete(audience.id, 999_999),
-          404,
-          'MEMBER_NOT_FOUND',
-          'Member not found',
-        ],
-        [
-          () =>
-            mailroom.batches.create({
-              template: { subject: 'Hi', text_body: 'Hello' },
-              audience_id: 999_999,
-            }),
-          400,
-          'INVALID_AUDIENCE',
-          'Invalid audience',
-        ],
-        [
-          () =>
-            mailroom.batches.create({
-              template: { subject: 'Hi', text_body: 'Hello' },
-              audience_id: audience.id,
-            }),
-          400,
-          'AUDIENCE_HAS_NO_MEMBERS',
-          'Audience has no members',
-        ],
-        [() => intruder.audiences.get(audience.id), 403, 'ACCESS_DENIED', 'Access denied'],
-      ]
-      for (const [call, status, code, text] of checks) {
-        const error = await failure(call)
-        expect([error.status, error.code, error.body]).toEqual([status, code, { error: text }])
-      }
-    } finally {
-      await sink.close()
+    const sink = await app.sink({ port: 465 })
+    const owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login } })
+    const mailroom = clientFor(owner)
+    const intruder = clientFor(await seedAccount(app, { plan: 'pro' }))
+    const { audience } = await mailroom.audiences.create({ name: 'Empty for now' })
+    const checks: [() => Promise<unknown>, number, string, string][] = [
+      [() => mailroom.audiences.get(999_999), 404, 'AUDIENCE_NOT_FOUND', 'Audience not found'],
+      [
+        () => mailroom.audiences.members.delete(audience.id, 999_999),
+        404,
+        'MEMBER_NOT_FOUND',
+        'Member not found',
+      ],
+      [
+        () =>
+          mailroom.batches.create({
+            template: { subject: 'Hi', text_body: 'Hello' },
+            audience_id: 999_999,
+          }),
+        400,
+        'INVALID_AUDIENCE',
+        'Invalid audience',
+      ],
+      [
+        () =>
+          mailroom.batches.create({
+            template: { subject: 'Hi', text_body: 'Hello' },
+            audience_id: audience.id,
+          }),
+        400,
+        'AUDIENCE_HAS_NO_MEMBERS',
+        'Audience has no members',
+      ],
+      [() => intruder.audiences.get(audience.id), 403, 'ACCESS_DENIED', 'Access denied'],
+    ]
+    for (const [call, status, code, text] of checks) {
+      const error = await failure(call)
+      expect([error.status, error.code, error.body]).toEqual([status, code, { error: text }])
     }
   })
 
@@ -203,88 +191,80 @@ describe('errors surface as MailroomError with status and code', () => {
 
 describe('sending through the SDK', () => {
   it('sends, replays under the same idempotency key, and surfaces limits as typed errors', async () => {
-    const sink = await startSmtpSink({ port: 465 })
-    try {
-      const owner = await seedAccount(app, {
-        plan: 'free',
-        connection: { ...sink.login, from: 'sdk@example.com', quota: { quota: 1, per: 'hour' } },
-      })
-      const mailroom = clientFor(owner)
-      const body = { to: 'ada@example.com', subject: 'Through the SDK', text_body: 'Hello' }
+    const sink = await app.sink({ port: 465 })
+    const owner = await seedAccount(app, {
+      plan: 'free',
+      connection: { ...sink.login, from: 'sdk@example.com', quota: { quota: 1, per: 'hour' } },
+    })
+    const mailroom = clientFor(owner)
+    const body = { to: 'ada@example.com', subject: 'Through the SDK', text_body: 'Hello' }
 
-      const sent = await mailroom.send(body, { idempotencyKey: 'sdk-1' })
-      expect(sent).toEqual({
-        success: true,
-        messageId: expect.any(String),
-        outboxId: expect.any(Number),
-        from: 'sdk@example.com',
-        message: humanText,
-      })
-      expect(await mailroom.send(body, { idempotencyKey: 'sdk-1' })).toEqual({ ...sent, replayed: true })
-      expect(sink.messages).toHaveLength(1)
+    const sent = await mailroom.send(body, { idempotencyKey: 'sdk-1' })
+    expect(sent).toEqual({
+      success: true,
+      messageId: expect.any(String),
+      outboxId: expect.any(Number),
+      from: 'sdk@example.com',
+      message: humanText,
+    })
+    expect(await mailroom.send(body, { idempotencyKey: 'sdk-1' })).toEqual({ ...sent, replayed: true })
+    expect(sink.messages).toHaveLength(1)
 
-      const limited = await failure(() => mailroom.send(body, { idempotencyKey: 'sdk-2' }))
-      expect(limited.status).toBe(429)
-      expect(limited.code).toBe('QUOTA_EXCEEDED')
-      expect(limited.details).toEqual({ limit: 1, used: 1, resetsAt: expect.any(String) })
-      expect(limited.retryAfter).toBeGreaterThanOrEqual(1)
+    const limited = await failure(() => mailroom.send(body, { idempotencyKey: 'sdk-2' }))
+    expect(limited.status).toBe(429)
+    expect(limited.code).toBe('QUOTA_EXCEEDED')
+    expect(limited.details).toEqual({ limit: 1, used: 1, resetsAt: expect.any(String) })
+    expect(limited.retryAfter).toBeGreaterThanOrEqual(1)
 
-      const invalid = await failure(() => mailroom.send({ ...body, to: 'not an address' }))
-      expect(invalid.code).toBe('VALIDATION_ERROR')
-      expect(invalid.issues).toEqual([{ path: ['to'], message: humanText, code: 'invalid_format' }])
-    } finally {
-      await sink.close()
-    }
+    const invalid = await failure(() => mailroom.send({ ...body, to: 'not an address' }))
+    expect(invalid.code).toBe('VALIDATION_ERROR')
+    expect(invalid.issues).toEqual([{ path: ['to'], message: humanText, code: 'invalid_format' }])
   })
 })
 
 describe('queued mail, audiences and batches through the SDK', () => {
   it('enqueues, imports an audience, creates and reads a batch, and types the Pro refusal', async () => {
-    const sink = await startSmtpSink({ port: 465 })
-    try {
-      const owner = await seedAccount(app, {
-        plan: 'pro',
-        connection: { ...sink.login, from: 'sdk-pro@example.com' },
-      })
-      const mailroom = clientFor(owner)
-      const queued = await mailroom.enqueue({ to: 'ada@example.com', subject: 'Later', text_body: 'Hi' })
-      expect(queued).toEqual({
-        success: true,
-        message: humanText,
-        outboxId: expect.any(Number),
-        from: 'sdk-pro@example.com',
-        queuedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-      })
+    const sink = await app.sink({ port: 465 })
+    const owner = await seedAccount(app, {
+      plan: 'pro',
+      connection: { ...sink.login, from: 'sdk-pro@example.com' },
+    })
+    const mailroom = clientFor(owner)
+    const queued = await mailroom.enqueue({ to: 'ada@example.com', subject: 'Later', text_body: 'Hi' })
+    expect(queued).toEqual({
+      success: true,
+      message: humanText,
+      outboxId: expect.any(Number),
+      from: 'sdk-pro@example.com',
+      queuedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    })
 
-      const { audience } = await mailroom.audiences.create({ name: 'SDK readers' })
-      const added = await mailroom.audiences.members.add(audience.id, {
-        members: [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }, { email: 'ADA@example.com' }],
-      })
-      expect(added).toEqual({ success: true, inserted: 1, duplicates: 1, message: humanText })
+    const { audience } = await mailroom.audiences.create({ name: 'SDK readers' })
+    const added = await mailroom.audiences.members.add(audience.id, {
+      members: [{ email: 'ada@example.com', payload: { first_name: 'Ada' } }, { email: 'ADA@example.com' }],
+    })
+    expect(added).toEqual({ success: true, inserted: 1, duplicates: 1, message: humanText })
 
-      const created = await mailroom.batches.create({
-        template: { subject: 'Hi {{first_name}}', text_body: 'Hello' },
-        audience_id: audience.id,
-      })
-      expect(created).toEqual({
-        success: true,
-        batch_id: expect.any(Number),
-        total_count: 1,
-        message: humanText,
-        status_url: `/v1/batches/${created.batch_id}`,
-      })
-      const { batch } = await mailroom.batches.get(created.batch_id)
-      expect(batch).toMatchObject({ id: created.batch_id, status: 'pending', total_count: 1, progress: 0 })
-      const running = await failure(() => mailroom.batches.delete(created.batch_id))
-      expect(running.code).toBe('INVALID_STATUS')
+    const created = await mailroom.batches.create({
+      template: { subject: 'Hi {{first_name}}', text_body: 'Hello' },
+      audience_id: audience.id,
+    })
+    expect(created).toEqual({
+      success: true,
+      batch_id: expect.any(Number),
+      total_count: 1,
+      message: humanText,
+      status_url: `/v1/batches/${created.batch_id}`,
+    })
+    const { batch } = await mailroom.batches.get(created.batch_id)
+    expect(batch).toMatchObject({ id: created.batch_id, status: 'pending', total_count: 1, progress: 0 })
+    const running = await failure(() => mailroom.batches.delete(created.batch_id))
+    expect(running.code).toBe('INVALID_STATUS')
 
-      const free = clientFor(await seedAccount(app))
-      const refused = await failure(() => free.batches.create({ emails: [] }))
-      expect(refused.status).toBe(403)
-      expect(refused.code).toBe('FEATURE_NOT_AVAILABLE')
-      expect(refused.details).toEqual({ feature: 'batch_sending', upgradeRequired: true })
-    } finally {
-      await sink.close()
-    }
+    const free = clientFor(await seedAccount(app))
+    const refused = await failure(() => free.batches.create({ emails: [] }))
+    expect(refused.status).toBe(403)
+    expect(refused.code).toBe('FEATURE_NOT_AVAILABLE')
+    expect(refused.details).toEqual({ feature: 'batch_sending', upgradeRequired: true })
   })
 })

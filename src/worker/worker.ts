@@ -20,9 +20,19 @@ export interface WorkerOptions {
   /** Messages of one connection in flight at once. */
   lanes: number
   retry: RetryPolicy
+  /**
+   * How often jobs due later (a retry, the end of a quota window) are looked for; jobs due now
+   * arrive at once through LISTEN/NOTIFY.
+   */
+  pollIntervalMs: number
 }
 
-const DEFAULT_OPTIONS: WorkerOptions = { concurrency: 8, lanes: 4, retry: DEFAULT_RETRY_POLICY }
+const DEFAULT_OPTIONS: WorkerOptions = {
+  concurrency: 8,
+  lanes: 4,
+  retry: DEFAULT_RETRY_POLICY,
+  pollIntervalMs: 1_000,
+}
 
 /**
  * The background worker: graphile-worker jobs in the same PostgreSQL run the connections'
@@ -64,7 +74,7 @@ export async function startWorker(
   const runner = await run({
     pgPool: pool,
     concurrency: options.concurrency,
-    pollInterval: 1_000,
+    pollInterval: options.pollIntervalMs,
     noHandleSignals: true,
     events,
     logger: workerLogger(log),

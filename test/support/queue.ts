@@ -41,7 +41,8 @@ export function startTestWorker(
   services: Services,
   options: Partial<WorkerOptions> = {},
 ): Promise<RunningWorker> {
-  return startWorker(services, { retry: TEST_RETRY, ...options })
+  // Retries a few hundred milliseconds apart are looked for as often.
+  return startWorker(services, { retry: TEST_RETRY, pollIntervalMs: 100, ...options })
 }
 
 let subjectSeq = 0
