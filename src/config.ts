@@ -1,5 +1,10 @@
 import path from 'node:path'
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+export const LOG_FORMATS = ['json', 'pretty'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
+
 /** Every setting Mailroom reads, resolved once from the environment (see README, Configuration). */
 export interface Config {
   port: number
@@ -7,33 +12,100 @@ export interface Config {
   /** Unset: an embedded PostgreSQL runs under `dataDir`. */
   databaseUrl: string | undefined
   dataDir: string
+  /**
+   * MAILROOM_DATA_DIR was not set: when the `postgres` user cannot reach the default, the
+   * embedded database moves to a place it can (the rulings, "Names and operator interface").
+   */
+  dataDirIsDefault: boolean
   /** Unset with the embedded database: generated once and kept in `dataDir`. */
   secret: string | undefined
   allowPrivateSmtpHosts: boolean
-  logLevel: string
+  logLevel: LogLevel
+  logFormat: LogFormat
   bodyLimitBytes: number
+  /** When set, GET /metrics asks for `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined
 }
 
-const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on'])
+/** A setting that cannot be used; the message names every bad one, on one line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
 
+/** What a setting's value must be, when it is not. */
+class Invalid {
+  constructor(readonly rule: string) {}
+}
+
+export const MIN_SECRET_LENGTH = 32
+const TRUE_WORDS = ['1', 'true', 'yes', 'on']
+const FALSE_WORDS = ['0', 'false', 'no', 'off']
+const MAX_PORT = 65_535
+
+/**
+ * Reads and checks every setting before anything is opened or created: one bad value stops
+ * start-up with a line that names it, what it must be, and what it was.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return {
-    port: integerSetting(env, 'PORT', 3000),
-    host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.MAILROOM_DATA_DIR || '.mailroom'),
-    secret: env.MAILROOM_SECRET || undefined,
-    allowPrivateSmtpHosts: TRUE_WORDS.has((env.MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS ?? '').toLowerCase()),
-    logLevel: env.LOG_LEVEL || 'info',
-    bodyLimitBytes: integerSetting(env, 'MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024),
+  const problems: string[] = []
+  const read = <T>(name: string, fallback: T, parse: (raw: string) => T | Invalid): T => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return fallback
+    const value = parse(raw)
+    if (!(value instanceof Invalid)) return value
+    problems.push(`${name} ${value.rule}, not "${raw}"`)
+    return fallback
   }
+  const databaseUrl = read<string | undefined>('DATABASE_URL', undefined, (raw) =>
+    /^postgres(ql)?:\/\/./.test(raw) && URL.canParse(raw) ? raw : new Invalid('must be a postgres:// URL'),
+  )
+  const secret = read<string | undefined>('MAILROOM_SECRET', undefined, (raw) =>
+    raw.length >= MIN_SECRET_LENGTH
+      ? raw
+      : new Invalid(`must be at least ${MIN_SECRET_LENGTH} characters long`),
+  )
+  const config: Config = {
+    port: read('PORT', 3000, (raw) => wholeNumber(raw, 0, MAX_PORT)),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl,
+    dataDir: path.resolve(env.MAILROOM_DATA_DIR || '.mailroom'),
+    dataDirIsDefault: !env.MAILROOM_DATA_DIR,
+    secret,
+    allowPrivateSmtpHosts: read('MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS', false, (raw) => {
+      const word = raw.toLowerCase()
+      if (TRUE_WORDS.includes(word)) return true
+      if (FALSE_WORDS.includes(word)) return false
+      return new Invalid(`must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}`)
+    }),
+    logLevel: read<LogLevel>('LOG_LEVEL', 'info', (raw) => oneOf(LOG_LEVELS, raw)),
+    logFormat: read<LogFormat>('LOG_FORMAT', 'json', (raw) => oneOf(LOG_FORMATS, raw)),
+    bodyLimitBytes: read('MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, (raw) =>
+      wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
+    ),
+    metricsToken: read<string | undefined>('MAILROOM_METRICS_TOKEN', undefined, (raw) =>
+      /^[\x21-\x7e]+$/.test(raw) ? raw : new Invalid('must be printable ASCII without spaces'),
+    ),
+  }
+  if (databaseUrl && !env.MAILROOM_SECRET) {
+    problems.push(
+      'MAILROOM_SECRET is required with DATABASE_URL: it encrypts SMTP passwords at rest ' +
+        `(a random string of at least ${MIN_SECRET_LENGTH} characters; keep it)`,
+    )
+  }
+  if (problems.length) throw new ConfigError(`invalid settings: ${problems.join('; ')}`)
+  return config
 }
 
-function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
+function wholeNumber(raw: string, min: number, max: number): number | Invalid {
   const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0)
-    throw new Error(`${name} must be a non-negative integer, got "${raw}"`)
-  return value
+  if (/^\d+$/.test(raw) && value >= min && value <= max) return value
+  return new Invalid(
+    max === Number.MAX_SAFE_INTEGER
+      ? `must be a whole number, at least ${min}`
+      : `must be a whole number from ${min} to ${max}`,
+  )
+}
+
+function oneOf<T extends string>(allowed: readonly T[], raw: string): T | Invalid {
+  return allowed.find((a) => a === raw) ?? new Invalid(`must be one of ${allowed.join(', ')}`)
 }

@@ -1,12 +1,15 @@
 import pino from 'pino'
+import pretty from 'pino-pretty'
+import type { LogFormat, LogLevel } from './config.ts'
 
 export type Logger = pino.Logger
 
 /**
- * Structured logs go to stderr so that stdout stays free for the operator command's JSON.
- * Secrets never reach a log line by design; the redaction list is a second fence.
+ * Structured logs go to stderr so that stdout stays free for the operator command's JSON:
+ * JSON lines, or coloured readable lines for development (`LOG_FORMAT=pretty`). Secrets never
+ * reach a log line by design; the redaction list is a second fence.
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: LogLevel, format: LogFormat = 'json'): Logger {
   return pino(
     {
       level,
@@ -26,6 +29,6 @@ export function createLogger(level: string): Logger {
         censor: '[redacted]',
       },
     },
-    pino.destination(2),
+    format === 'pretty' ? pretty({ destination: 2, sync: true }) : pino.destination(2),
   )
 }

@@ -1,5 +1,5 @@
 import type { Config } from './config.ts'
-import { openEmbeddedDatabase } from './db/embedded.ts'
+import { embeddedDataDir, openEmbeddedDatabase } from './db/embedded.ts'
 import { migrateJobSchema } from './db/jobs.ts'
 import { migrate } from './db/migrate.ts'
 import { connect } from './db/sql.ts'
@@ -7,7 +7,6 @@ import { createLogger, type Logger } from './log.ts'
 import type { Services } from './services.ts'
 import { TransportPool } from './smtp/pool.ts'
 
-const MIN_SECRET_LENGTH = 32
 /** Enough for the API's requests and the worker's concurrent sends together. */
 const POOL_SIZE = 20
 
@@ -19,29 +18,29 @@ export interface ServiceOptions {
 /** The composition root: opens the database (embedded or not), migrates it, and the SMTP pools. */
 export async function openServices(
   config: Config,
-  log: Logger = createLogger(config.logLevel),
+  log: Logger = createLogger(config.logLevel, config.logFormat),
   options: ServiceOptions = {},
 ): Promise<Services> {
   let databaseUrl: string
   let secret: string
   let stopDatabase = async () => {}
   if (config.databaseUrl) {
-    if (!config.secret) {
-      throw new Error(
-        'MAILROOM_SECRET is required with DATABASE_URL: it encrypts SMTP passwords at rest. ' +
-          `Set it to a random string of at least ${MIN_SECRET_LENGTH} characters and keep it.`,
-      )
-    }
+    // loadConfig refuses DATABASE_URL without a secret.
+    if (!config.secret) throw new Error('MAILROOM_SECRET is required with DATABASE_URL')
     databaseUrl = config.databaseUrl
     secret = config.secret
   } else {
-    const embedded = await openEmbeddedDatabase(config.dataDir, log)
+    const { dataDir, movedBecause } = await embeddedDataDir(config.dataDir, config.dataDirIsDefault)
+    if (movedBecause) {
+      log.info(
+        { dataDir },
+        `the postgres user cannot enter ${movedBecause}: the embedded database lives in ${dataDir}`,
+      )
+    }
+    const embedded = await openEmbeddedDatabase(dataDir, log)
     databaseUrl = embedded.url
     secret = config.secret ?? embedded.secret
     stopDatabase = embedded.stop
-  }
-  if (secret.length < MIN_SECRET_LENGTH) {
-    throw new Error(`MAILROOM_SECRET must be at least ${MIN_SECRET_LENGTH} characters long`)
   }
   const sql = connect(databaseUrl, POOL_SIZE, options.clockOffsetMs)
   let applied: string[]

