@@ -1,20 +1,25 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { registerCommands } from '../src/cli/commands.ts'
+import { type CliIo, runCli } from '../src/cli/program.ts'
 import { connect } from '../src/db/sql.ts'
-import { startHttpServer } from '../src/http/server.ts'
+import { createApp } from '../src/http/app.ts'
 import { authenticate } from '../src/keys/keys.ts'
-import { createLogger } from '../src/log.ts'
-import { openServices } from '../src/open-services.ts'
+import type { Services } from '../src/services.ts'
+import { openTestServices } from './support/app.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
 import { expectAbout, TIMESTAMP } from './support/matchers.ts'
 import { type SmtpSink, startSmtpSink } from './support/smtp-sink.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const SECRET = `cli-test-secret-${randomBytes(16).toString('hex')}`
-/** Several runs of the real binary share one test; each costs about a second. */
+/** A run of the real binary costs about a second. */
 const SLOW = 60_000
 
 interface Run {
@@ -24,6 +29,7 @@ interface Run {
 }
 
 let db: TestDatabase
+let services: Services
 let sink587: SmtpSink
 let sink465: SmtpSink
 
@@ -33,11 +39,39 @@ beforeAll(async () => {
     startSmtpSink({ port: 587, username: 'cli-sender@example.com' }),
     startSmtpSink({ port: 465 }),
   ])
+  services = await openTestServices(db.url)
 })
 
 afterAll(async () => {
+  await services?.close()
   await Promise.all([db?.drop(), sink587?.close(), sink465?.close()])
 })
+
+/**
+ * The operator command run in this process, as the binary runs it (same parsing, output and
+ * exit codes), on services opened once on the test database. `open` replaces that opening.
+ */
+async function mailroom(
+  args: string[],
+  options: { input?: string; open?: CliIo['open'] } = {},
+): Promise<Run> {
+  const run: Run = { code: -1, stdout: '', stderr: '' }
+  run.code = await runCli(
+    args,
+    {
+      stdout: (text) => {
+        run.stdout += text
+      },
+      stderr: (text) => {
+        run.stderr += text
+      },
+      stdin: async () => options.input ?? '',
+      open: options.open ?? (async () => ({ services, close: async () => {} })),
+    },
+    registerCommands,
+  )
+  return run
+}
 
 function environment(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -55,7 +89,7 @@ function environment(overrides: Record<string, string | undefined> = {}): NodeJS
 }
 
 /** Runs `node bin/mailroom.js ...args` from the project root, as an operator would. */
-function mailroom(
+function mailroomProcess(
   args: string[],
   options: { input?: string; env?: Record<string, string | undefined> } = {},
 ): Promise<Run> {
@@ -73,7 +107,7 @@ function mailroom(
   })
 }
 
-/** Runs the commands at the same time (each run of the binary costs about a second). */
+/** Runs the commands at the same time. */
 function mailroomAll<const T extends string[][]>(...commands: T): Promise<{ [K in keyof T]: Run }> {
   return Promise.all(commands.map((args) => mailroom(args))) as Promise<{ [K in keyof T]: Run }>
 }
@@ -423,40 +457,22 @@ describe('mailroom operator command', () => {
     'outbox list: [] for a new account; newest first, cut by --limit',
     async () => {
       // Three real sends through the API, on the database the command works on.
-      const services = await openServices(
-        {
-          port: 0,
-          host: '127.0.0.1',
-          databaseUrl: db.url,
-          dataDir: '/nonexistent',
-          secret: SECRET,
-          allowPrivateSmtpHosts: true,
-          logLevel: 'silent',
-          bodyLimitBytes: 10 * 1024 * 1024,
-        },
-        createLogger('silent'),
-      )
-      const server = await startHttpServer(services, 0, '127.0.0.1')
+      const app = createApp(services)
       const outboxIds: number[] = []
-      try {
-        for (let i = 1; i <= 3; i++) {
-          const response = await fetch(`${server.url}/v1/send`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${rotatedSecret}`, 'content-type': 'application/json' },
-            body: JSON.stringify({
-              from: first.from,
-              to: `reader${i}@example.com`,
-              subject: `Hello ${i}`,
-              text_body: 'Hi',
-            }),
-          })
-          const body = (await response.json()) as { outboxId: number }
-          expect(response.status, JSON.stringify(body)).toBe(200)
-          outboxIds.push(body.outboxId)
-        }
-      } finally {
-        await server.close()
-        await services.close()
+      for (let i = 1; i <= 3; i++) {
+        const response = await app.request('/v1/send', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${rotatedSecret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            from: first.from,
+            to: `reader${i}@example.com`,
+            subject: `Hello ${i}`,
+            text_body: 'Hi',
+          }),
+        })
+        const body = (await response.json()) as { outboxId: number }
+        expect(response.status, JSON.stringify(body)).toBe(200)
+        outboxIds.push(body.outboxId)
       }
 
       const [empty, limited] = await mailroomAll(
@@ -485,56 +501,180 @@ describe('mailroom operator command', () => {
 })
 
 describe('mailroom migrate', () => {
-  it(
-    'applies every migration to an empty database, then none',
-    async () => {
-      const admin = connect(inject('database').serverUrl, 1)
-      const name = `mailroom_cli_empty_${randomBytes(5).toString('hex')}`
-      await admin.unsafe(`create database ${name}`)
-      try {
-        const url = new URL(inject('database').serverUrl)
-        url.pathname = `/${name}`
-        const files = (await readdir(new URL('../src/db/migrations/', import.meta.url)))
-          .filter((f) => f.endsWith('.sql'))
-          .sort()
-        expect(files.length).toBeGreaterThan(0)
-        const firstRun = ok(await mailroom(['migrate'], { env: { DATABASE_URL: url.toString() } }))
-        expect(firstRun).toEqual({ migrated: true, applied: files })
-        const secondRun = ok(await mailroom(['migrate'], { env: { DATABASE_URL: url.toString() } }))
-        expect(secondRun).toEqual({ migrated: true, applied: [] })
-        // The background worker's own schema is installed too, so workers start on a ready database.
-        const probe = connect(url.toString(), 1)
-        try {
-          const [schema] =
-            await probe`select 1 as present from pg_namespace where nspname = 'graphile_worker'`
-          expect(schema).toEqual({ present: 1 })
-        } finally {
-          await probe.end()
-        }
-      } finally {
-        await admin.unsafe(`drop database if exists ${name} with (force)`)
-        await admin.end()
+  it('applies every migration to an empty database, then none', async () => {
+    const admin = connect(inject('database').serverUrl, 1)
+    const name = `mailroom_cli_empty_${randomBytes(5).toString('hex')}`
+    await admin.unsafe(`create database ${name}`)
+    try {
+      const url = new URL(inject('database').serverUrl)
+      url.pathname = `/${name}`
+      const files = (await readdir(new URL('../src/db/migrations/', import.meta.url)))
+        .filter((f) => f.endsWith('.sql'))
+        .sort()
+      expect(files.length).toBeGreaterThan(0)
+      const open = async () => {
+        const opened = await openTestServices(url.toString())
+        return { services: opened, close: () => opened.close() }
       }
+      expect(ok(await mailroom(['migrate'], { open }))).toEqual({ migrated: true, applied: files })
+      expect(ok(await mailroom(['migrate'], { open }))).toEqual({ migrated: true, applied: [] })
+      // The background worker's own schema is installed too, so workers start on a ready database.
+      const probe = connect(url.toString(), 1)
+      try {
+        const [schema] = await probe`select 1 as present from pg_namespace where nspname = 'graphile_worker'`
+        expect(schema).toEqual({ present: 1 })
+      } finally {
+        await probe.end()
+      }
+    } finally {
+      await admin.unsafe(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    }
+  })
+})
+
+/** An `open` that fails the test: the command line should have been refused before it. */
+const mustNotOpen: CliIo['open'] = () => {
+  throw new Error('the command opened the database')
+}
+
+describe('mailroom --help, --version and usage errors', () => {
+  it.each([
+    [['--help'], 'Usage: mailroom [options] [command]'],
+    [['-h'], 'Usage: mailroom [options] [command]'],
+    [['help'], 'Usage: mailroom [options] [command]'],
+    [['account', '--help'], 'Usage: mailroom account [options] [command]'],
+    [['help', 'connection'], 'Usage: mailroom connection [options] [command]'],
+    [
+      ['connection', 'add', '-h'],
+      'Usage: mailroom connection add --account <id> --host <host> --port <port>',
+    ],
+    [['migrate', '--help'], 'Usage: mailroom migrate'],
+    [['start', '--help'], 'Usage: mailroom start [--no-worker] [--worker-only]'],
+  ])('%j prints usage on stdout and exits 0, opening nothing', async (args, usage) => {
+    const run = await mailroom(args, { open: mustNotOpen })
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run.stdout).toContain(usage)
+  })
+
+  it('lists every command of the operator interface', async () => {
+    const help = async (...args: string[]) => (await mailroom([...args, '--help'])).stdout
+    const top = await help()
+    for (const group of ['start', 'migrate', 'account', 'connection', 'key', 'outbox', 'batch']) {
+      expect(top).toMatch(new RegExp(`^  ${group}\\b`, 'm'))
+    }
+    const commands: Record<string, string[]> = {
+      account: ['create', 'set-plan', 'list'],
+      connection: ['add', 'list', 'update', 'disable', 'enable', 'pause', 'resume', 'delete'],
+      key: ['create', 'list', 'rotate', 'revoke', 'scope'],
+      outbox: ['list'],
+      batch: ['failures', 'retry'],
+    }
+    for (const [group, verbs] of Object.entries(commands)) {
+      const text = await help(group)
+      for (const verb of verbs) expect(text).toMatch(new RegExp(`^  ${verb}\\b`, 'm'))
+    }
+  })
+
+  it('--version prints the package version', async () => {
+    const run = await mailroom(['--version'], { open: mustNotOpen })
+    expect(run).toMatchObject({ code: 0, stdout: '1.0.0\n', stderr: '' })
+  })
+
+  it.each([
+    [['account', 'explode'], /unknown command 'explode'.*usage: mailroom account/],
+    [
+      ['account', 'create', '--email', 'x@example.com', '--colour', 'blue'],
+      /unknown option '--colour'.*usage: mailroom account create --email <addr>/,
+    ],
+    [['key', 'create', '--account'], /'--account <id>' argument missing.*usage: mailroom key create/],
+    [['account', 'list', 'extra'], /too many arguments.*usage: mailroom account list/],
+    [['migrate', 'now'], /too many arguments.*usage: mailroom migrate/],
+    [['connection', 'pause', '1', '2'], /too many arguments.*usage: mailroom connection pause <id>/],
+    [['account', 'set-plan', 'abc', 'pro'], /'abc' is invalid for argument 'account-id'.*whole number/],
+    [['account', 'create', '--email', 'x@example.com', '--plan', 'gold'], /'gold' is invalid.*free, pro/],
+    [['outbox', 'list', '--account', '1', '--limit', '0'], /--limit.*at least 1/],
+    [['key', 'scope', '1'], /give --connection <id> or --all.*usage: mailroom key scope <key-id>/],
+    [['key', 'scope', '1', '--connection', '2', '--all'], /cannot be used with/],
+    [['connection', 'update', '1', '--quota', '5'], /--quota and --per go together/],
+    [['start', '--no-worker', '--worker-only'], /--worker-only' cannot be used with option '--no-worker'/],
+  ])('refuses %j with exit 2 and one line with the usage, creating nothing', async (args, reason) => {
+    const run = await mailroom(args)
+    expect(failed(run, 2)).toMatch(reason)
+    expect(await db.sql`select id from accounts where email = 'x@example.com'`).toHaveLength(0)
+  })
+
+  it("prints a group's help on stderr and exits 2 when its command is missing", async () => {
+    const run = await mailroom(['connection'], { open: mustNotOpen })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain('Usage: mailroom connection')
+  })
+
+  it("a refusal of the work exits 1 with the catalog's message", async () => {
+    expect(failed(await mailroom(['account', 'set-plan', '999999', 'pro']), 1)).toBe(
+      'mailroom: no account with id 999999',
+    )
+  })
+})
+
+describe('mailroom as a process', () => {
+  it(
+    'prints help on stdout and exits 0; refuses a bad option with exit 2 and one line on stderr',
+    async () => {
+      const [help, bad] = await Promise.all([
+        mailroomProcess(['--help']),
+        mailroomProcess(['account', 'list', '--colour', 'blue']),
+      ])
+      expect(help).toMatchObject({ code: 0, stderr: '' })
+      expect(help.stdout).toContain('Usage: mailroom')
+      expect(failed(bad, 2)).toMatch(/unknown option '--colour'/)
     },
     SLOW,
   )
-})
 
-describe('mailroom usage errors and configuration', () => {
   it(
-    'refuses unknown commands and bad flags with exit 2 and one line',
+    "reads a password from standard input; a refused login exits 1 with the server's reason",
     async () => {
-      const runs = await mailroomAll(
-        ['account', 'explode'],
-        ['account', 'create', '--email', 'x@example.com', '--colour', 'blue'],
-        ['key', 'create', '--account'],
-      )
-      const [unknownVerb, badFlag, missingValue] = runs.map((r) => failed(r, 2))
-      expect(unknownVerb).toMatch(/explode/)
-      expect(badFlag).toMatch(/colour/)
-      expect(missingValue).toMatch(/account/)
-      // Nothing was created by the refused command.
-      expect(await db.sql`select id from accounts where email = 'x@example.com'`).toHaveLength(0)
+      const [account] = await db.sql<{ id: number }[]>`
+        insert into accounts (email, plan) values ('stdin-owner@example.com', 'pro') returning id`
+      const args = (input: string) =>
+        mailroomProcess(
+          [
+            'connection',
+            'add',
+            '--account',
+            String(account?.id),
+            '--host',
+            sink587.host,
+            '--port',
+            '587',
+            '--username',
+            sink587.username,
+            '--password-stdin',
+          ],
+          { input },
+        )
+      const [added, wrong] = await Promise.all([args(`${sink587.password}\n`), args('wrong-password\n')])
+      expect(ok(added)).toMatchObject({ account_id: account?.id, from: sink587.username })
+      const reason = failed(wrong, 1)
+      expect(reason).toContain('535')
+      expect(reason).not.toContain('wrong-password')
+    },
+    SLOW,
+  )
+
+  it(
+    'refuses bad settings at start with one line naming each, before creating anything',
+    async () => {
+      const dataDir = path.join(os.tmpdir(), `mailroom-never-${randomBytes(4).toString('hex')}`)
+      const run = await mailroomProcess(['start'], {
+        env: { DATABASE_URL: undefined, MAILROOM_DATA_DIR: dataDir, PORT: '70000', LOG_LEVEL: 'verbose' },
+      })
+      const line = failed(run, 1)
+      expect(line).toContain('PORT must be a whole number from 0 to 65535, not "70000"')
+      expect(line).toContain('LOG_LEVEL must be one of')
+      expect(existsSync(dataDir)).toBe(false)
     },
     SLOW,
   )
@@ -542,7 +682,10 @@ describe('mailroom usage errors and configuration', () => {
   it(
     'refuses to run with DATABASE_URL but no MAILROOM_SECRET, naming it',
     async () => {
-      const reason = failed(await mailroom(['account', 'list'], { env: { MAILROOM_SECRET: undefined } }))
+      const reason = failed(
+        await mailroomProcess(['account', 'list'], { env: { MAILROOM_SECRET: undefined } }),
+        1,
+      )
       expect(reason).toContain('MAILROOM_SECRET')
     },
     SLOW,

@@ -1,3 +1,4 @@
+import { type Command, InvalidArgumentError, Option } from 'commander'
 import { createAccount, listAccounts, setPlan } from '../accounts/accounts.ts'
 import { batchFailures, retryBatch } from '../batches/batches.ts'
 import {
@@ -12,144 +13,224 @@ import {
 } from '../connections/connections.ts'
 import { createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
 import { listOutbox } from '../sending/outbox.ts'
-import type { Services } from '../services.ts'
-import { integer, optionalInteger, parseCommand, required, UsageError } from './args.ts'
+import { type Act, type Call, type CliIo, UsageError, wholeNumber } from './program.ts'
 
-export type Command = (services: Services, argv: string[], stdin: () => Promise<string>) => Promise<unknown>
+/**
+ * Every operator command (docs/operator-cli.md). Each is one entry: its words, arguments and
+ * options for commander, and the domain call it makes; `act` opens the services, runs it, and
+ * prints the result. `start` is the process's own (io.start serves until a signal).
+ */
+export function registerCommands(program: Command, act: Act, io: CliIo): void {
+  program
+    .command('start')
+    .description('run the API server and the background worker (npm start)')
+    .option('--no-worker', 'only the API server')
+    .addOption(new Option('--worker-only', 'only the background worker').conflicts('worker'))
+    .action(async (opts: { worker: boolean; workerOnly?: boolean }) => {
+      if (!io.start) throw new Error('mailroom start runs only as a process of its own')
+      await io.start({ api: !opts.workerOnly, worker: opts.worker })
+    })
+  program
+    .command('migrate')
+    .description("apply the database migrations (and the background worker's schema), then exit")
+    .action(act(async (services) => ({ migrated: true, applied: services.appliedMigrations })))
 
-const id = (argv: string[], what = 'id') => integer(argv[0], what)
+  const account = group(program, 'account', 'accounts and their plans')
+  account
+    .command('create')
+    .description('create an account (Free unless --plan pro)')
+    .requiredOption('--email <addr>', "the owner's address")
+    .addOption(new Option('--plan <plan>', 'the plan').choices(['free', 'pro']).default('free'))
+    .action(act((s, { opts }) => createAccount(s.sql, { email: opts.email, plan: opts.plan })))
+  account
+    .command('set-plan')
+    .description('move an account to the Free or the Pro plan')
+    .argument('<account-id>', 'the account', wholeNumber)
+    .argument('<plan>', 'free or pro')
+    .action(act((s, { args }) => setPlan(s.sql, args[0] as number, args[1] as string)))
+  account
+    .command('list')
+    .description('every account')
+    .action(act((s) => listAccounts(s.sql)))
 
-const quotaFlags = { quota: { type: 'string' }, per: { type: 'string' } } as const
+  const connection = group(program, 'connection', 'the SMTP logins accounts send through')
+  connection
+    .command('add')
+    .description('test an SMTP login, then save it (nothing is saved when the login fails)')
+    .requiredOption('--account <id>', 'the account', wholeNumber)
+    .requiredOption('--host <host>', 'the SMTP server')
+    .requiredOption('--port <port>', '465 (TLS), 587 or 2525 (STARTTLS)', wholeNumber)
+    .requiredOption('--username <user>', 'the SMTP login')
+    .option('--password <pw>', 'the password (other users can see it: prefer --password-stdin)')
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--from <addr>', 'the sending address (default: the username, when it is an address)')
+    .option('--quota <n>', 'at most this many emails per --per (default: no quota)', wholeNumber)
+    .addOption(per())
+    .option('--rate <per-minute>', 'emails a minute, 1 to 60000 (default 60)', wholeNumber)
+    .action(
+      act(async (s, call) => {
+        const password = await passwordOf(call)
+        if (password === undefined) throw new UsageError('--password or --password-stdin is required')
+        const { opts } = call
+        return addConnection(s, {
+          accountId: opts.account,
+          host: opts.host,
+          port: opts.port,
+          username: opts.username,
+          password,
+          from: opts.from,
+          quota: quotaOf(opts),
+          rate: opts.rate,
+        })
+      }),
+    )
+  connection
+    .command('list')
+    .description("an account's connections (never their passwords)")
+    .requiredOption('--account <id>', 'the account', wholeNumber)
+    .action(act((s, { opts }) => listConnections(s.sql, opts.account)))
+  connection
+    .command('update')
+    .description('change the quota, rate or password (tested first); waiting mail is sent on')
+    .argument('<id>', 'the connection', wholeNumber)
+    .option('--quota <n>', 'at most this many emails per --per', wholeNumber)
+    .addOption(per())
+    .addOption(new Option('--no-quota', 'remove the quota'))
+    .option('--rate <per-minute>', 'emails a minute, 1 to 60000', wholeNumber)
+    .option('--password-stdin', 'read a new password from standard input')
+    .action(
+      act(async (s, call) =>
+        updateConnection(s, call.args[0] as number, {
+          quota: quotaOf(call.opts) ?? (call.opts.quota === false ? null : undefined),
+          rate: call.opts.rate,
+          password: await passwordOf(call),
+        }),
+      ),
+    )
+  connection
+    .command('disable')
+    .description('send nothing through it; its queued mail waits')
+    .argument('<id>', 'the connection', wholeNumber)
+    .action(act((s, { args }) => disableConnection(s.sql, args[0] as number, true)))
+  connection
+    .command('enable')
+    .description('send through it again, starting with the mail that waited')
+    .argument('<id>', 'the connection', wholeNumber)
+    .action(act((s, { args }) => disableConnection(s.sql, args[0] as number, false)))
+  connection
+    .command('pause')
+    .description('pause it for --minutes, or until resumed')
+    .argument('<id>', 'the connection', wholeNumber)
+    .option('--minutes <n>', 'how long (default: until resumed)', wholeNumber)
+    .action(act((s, { args, opts }) => pauseConnection(s.sql, args[0] as number, opts.minutes)))
+  connection
+    .command('resume')
+    .description('end a pause (by hand or after provider failures) and any back-off')
+    .argument('<id>', 'the connection', wholeNumber)
+    .action(act((s, { args }) => resumeConnection(s.sql, args[0] as number)))
+  connection
+    .command('delete')
+    .description('delete it; its queued mail fails ("connection deleted")')
+    .argument('<id>', 'the connection', wholeNumber)
+    .action(act((s, { args }) => deleteConnection(s.sql, args[0] as number)))
 
-function quotaOf(values: { quota?: string; per?: string }): QuotaInput | undefined {
-  if (values.quota === undefined && values.per === undefined) return undefined
-  if (values.quota === undefined || values.per === undefined)
-    throw new UsageError('--quota and --per go together')
-  return { quota: integer(values.quota, '--quota'), per: values.per }
+  const key = group(program, 'key', 'API keys')
+  key
+    .command('create')
+    .description('create a key; its secret is printed once')
+    .requiredOption('--account <id>', 'the account', wholeNumber)
+    .requiredOption('--name <name>', 'a name to tell it apart')
+    .option('--connection <id>', 'scope it to one connection', wholeNumber)
+    .option('--expires-in-days <days>', '7 to 365 (default: never)', wholeNumber)
+    .action(
+      act((s, { opts }) =>
+        createKey(s.sql, {
+          accountId: opts.account,
+          name: opts.name,
+          connectionId: opts.connection,
+          expiresInDays: opts.expiresInDays,
+        }),
+      ),
+    )
+  key
+    .command('list')
+    .description("an account's keys (never their secrets)")
+    .requiredOption('--account <id>', 'the account', wholeNumber)
+    .action(act((s, { opts }) => listKeys(s.sql, opts.account)))
+  key
+    .command('rotate')
+    .description('a new secret for the key; the old one stops working')
+    .argument('<key-id>', 'the key', wholeNumber)
+    .action(act((s, { args }) => rotateKey(s.sql, args[0] as number)))
+  key
+    .command('revoke')
+    .description('disable the key for good')
+    .argument('<key-id>', 'the key', wholeNumber)
+    .action(act((s, { args }) => revokeKey(s.sql, args[0] as number)))
+  key
+    .command('scope')
+    .description('limit the key to one connection, or let it use all')
+    .argument('<key-id>', 'the key', wholeNumber)
+    .addOption(
+      new Option('--connection <id>', 'only this connection').argParser(wholeNumber).conflicts('all'),
+    )
+    .option('--all', 'every connection of the account')
+    .action(
+      act((s, { args, opts }) => {
+        if (opts.connection === undefined && !opts.all)
+          throw new UsageError('give --connection <id> or --all')
+        return scopeKey(s.sql, args[0] as number, opts.all ? null : opts.connection)
+      }),
+    )
+
+  group(program, 'outbox', 'what was sent, is waiting, or failed')
+    .command('list')
+    .description("an account's outbox records, newest first (status, attempts, last error)")
+    .requiredOption('--account <id>', 'the account', wholeNumber)
+    .option('--limit <n>', 'at most this many, from 1 (default 50)', atLeastOne, 50)
+    .action(act((s, { opts }) => listOutbox(s.sql, opts.account, opts.limit)))
+
+  const batch = group(program, 'batch', "batches' failed recipients")
+  batch
+    .command('failures')
+    .description("a batch's failed recipients and why")
+    .argument('<batch-id>', 'the batch', wholeNumber)
+    .action(act((s, { args }) => batchFailures(s.sql, args[0] as number)))
+  batch
+    .command('retry')
+    .description("queue a batch's failed recipients again")
+    .argument('<batch-id>', 'the batch', wholeNumber)
+    .action(act((s, { args }) => retryBatch(s.sql, args[0] as number)))
 }
 
-async function password(
-  values: { password?: string; 'password-stdin'?: boolean },
-  stdin: () => Promise<string>,
-) {
-  if (values.password !== undefined && values['password-stdin']) {
+/** A word that gathers commands (`mailroom account ...`). */
+export function group(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description)
+}
+
+function per(): Option {
+  return new Option('--per <period>', 'the quota window, in UTC').choices(['day', 'hour'])
+}
+
+function atLeastOne(raw: string): number {
+  const value = wholeNumber(raw)
+  if (value < 1) throw new InvalidArgumentError('must be at least 1')
+  return value
+}
+
+/** The quota options: `--quota` and `--per` together, or `--no-quota` (quota false) alone. */
+function quotaOf(opts: { quota?: number | false; per?: string }): QuotaInput | undefined {
+  if (opts.quota === false && opts.per !== undefined) throw new UsageError('--no-quota takes no --per')
+  if (opts.quota === undefined && opts.per === undefined) return undefined
+  if (typeof opts.quota !== 'number' || opts.per === undefined)
+    throw new UsageError('--quota and --per go together')
+  return { quota: opts.quota, per: opts.per }
+}
+
+async function passwordOf({ opts, stdin }: Call): Promise<string | undefined> {
+  if (opts.password !== undefined && opts.passwordStdin) {
     throw new UsageError('give --password or --password-stdin, not both')
   }
-  if (values['password-stdin']) return (await stdin()).replace(/\r?\n$/, '')
-  return values.password
-}
-
-/** Every operator command but `start`, keyed by "<group> <verb>". */
-export const COMMANDS: Record<string, Command> = {
-  'account create': (s, argv) => {
-    const { values } = parseCommand(argv, { email: { type: 'string' }, plan: { type: 'string' } })
-    return createAccount(s.sql, { email: required(values, 'email'), plan: values.plan })
-  },
-  'account set-plan': (s, argv) => {
-    const { positionals } = parseCommand(argv, {})
-    const plan = positionals[1]
-    if (!plan) throw new UsageError('usage: mailroom account set-plan <account-id> <free|pro>')
-    return setPlan(s.sql, id(positionals, 'account id'), plan)
-  },
-  'account list': (s, argv) => {
-    parseCommand(argv, {})
-    return listAccounts(s.sql)
-  },
-
-  'connection add': async (s, argv, stdin) => {
-    const { values } = parseCommand(argv, {
-      account: { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      username: { type: 'string' },
-      password: { type: 'string' },
-      'password-stdin': { type: 'boolean' },
-      from: { type: 'string' },
-      rate: { type: 'string' },
-      ...quotaFlags,
-    })
-    const secret = await password(values, stdin)
-    if (secret === undefined) throw new UsageError('--password or --password-stdin is required')
-    return addConnection(s, {
-      accountId: integer(required(values, 'account'), '--account'),
-      host: required(values, 'host'),
-      port: integer(required(values, 'port'), '--port'),
-      username: required(values, 'username'),
-      password: secret,
-      from: values.from,
-      quota: quotaOf(values),
-      rate: optionalInteger(values.rate, '--rate'),
-    })
-  },
-  'connection list': (s, argv) => {
-    const { values } = parseCommand(argv, { account: { type: 'string' } })
-    return listConnections(s.sql, integer(required(values, 'account'), '--account'))
-  },
-  'connection update': async (s, argv, stdin) => {
-    const { values, positionals } = parseCommand(argv, {
-      ...quotaFlags,
-      'no-quota': { type: 'boolean' },
-      rate: { type: 'string' },
-      'password-stdin': { type: 'boolean' },
-    })
-    if (values['no-quota'] && values.quota !== undefined)
-      throw new UsageError('give --quota or --no-quota, not both')
-    return updateConnection(s, id(positionals, 'connection id'), {
-      quota: values['no-quota'] ? null : quotaOf(values),
-      rate: optionalInteger(values.rate, '--rate'),
-      password: await password(values, stdin),
-    })
-  },
-  'connection disable': (s, argv) => disableConnection(s.sql, id(parseCommand(argv, {}).positionals), true),
-  'connection enable': (s, argv) => disableConnection(s.sql, id(parseCommand(argv, {}).positionals), false),
-  'connection pause': (s, argv) => {
-    const { values, positionals } = parseCommand(argv, { minutes: { type: 'string' } })
-    return pauseConnection(s.sql, id(positionals), optionalInteger(values.minutes, '--minutes'))
-  },
-  'connection resume': (s, argv) => resumeConnection(s.sql, id(parseCommand(argv, {}).positionals)),
-  'connection delete': (s, argv) => deleteConnection(s.sql, id(parseCommand(argv, {}).positionals)),
-
-  'key create': (s, argv) => {
-    const { values } = parseCommand(argv, {
-      account: { type: 'string' },
-      name: { type: 'string' },
-      connection: { type: 'string' },
-      'expires-in-days': { type: 'string' },
-    })
-    return createKey(s.sql, {
-      accountId: integer(required(values, 'account'), '--account'),
-      name: required(values, 'name'),
-      connectionId: optionalInteger(values.connection, '--connection'),
-      expiresInDays: optionalInteger(values['expires-in-days'], '--expires-in-days'),
-    })
-  },
-  'key list': (s, argv) => {
-    const { values } = parseCommand(argv, { account: { type: 'string' } })
-    return listKeys(s.sql, integer(required(values, 'account'), '--account'))
-  },
-  'key rotate': (s, argv) => rotateKey(s.sql, id(parseCommand(argv, {}).positionals, 'key id')),
-  'key revoke': (s, argv) => revokeKey(s.sql, id(parseCommand(argv, {}).positionals, 'key id')),
-  'key scope': (s, argv) => {
-    const { values, positionals } = parseCommand(argv, {
-      connection: { type: 'string' },
-      all: { type: 'boolean' },
-    })
-    if ((values.connection === undefined) === !values.all)
-      throw new UsageError('give --connection <id> or --all')
-    return scopeKey(
-      s.sql,
-      id(positionals, 'key id'),
-      values.all ? null : integer(values.connection, '--connection'),
-    )
-  },
-
-  'outbox list': (s, argv) => {
-    const { values } = parseCommand(argv, { account: { type: 'string' }, limit: { type: 'string' } })
-    const limit = optionalInteger(values.limit, '--limit') ?? 50
-    if (limit < 1) throw new UsageError('--limit must be at least 1')
-    return listOutbox(s.sql, integer(required(values, 'account'), '--account'), limit)
-  },
-
-  'batch failures': (s, argv) => batchFailures(s.sql, id(parseCommand(argv, {}).positionals, 'batch id')),
-  'batch retry': (s, argv) => retryBatch(s.sql, id(parseCommand(argv, {}).positionals, 'batch id')),
+  if (opts.passwordStdin) return (await stdin()).replace(/\r?\n$/, '')
+  return opts.password
 }

@@ -2,66 +2,35 @@ import { text } from 'node:stream/consumers'
 import { loadConfig } from '../config.ts'
 import { createLogger } from '../log.ts'
 import { openServices } from '../open-services.ts'
-import type { Services } from '../services.ts'
-import { UsageError } from './args.ts'
-import { COMMANDS } from './commands.ts'
-import { parseStartOptions, start, stopSignal } from './start.ts'
+import { registerCommands } from './commands.ts'
+import { type CliIo, runCli } from './program.ts'
+import { start, stopSignal } from './start.ts'
 
-const USAGE = `usage: mailroom <command>
-  start [--no-worker | --worker-only]   run the API server and background worker
-  migrate                               apply database migrations, then exit
-  account create|set-plan|list          manage accounts
-  connection add|list|update|disable|enable|pause|resume|delete
-  key create|list|rotate|revoke|scope
-See the README for every flag.`
-
-/**
- * The operator command. On success exactly one JSON document goes to stdout; on failure a
- * one-line reason goes to stderr and the exit code is non-zero. Logs go to stderr.
- */
-async function main(argv: string[]): Promise<number> {
-  const [group, verb, ...rest] = argv
-  if (!group || group === '--help' || group === 'help') {
-    process.stderr.write(`${USAGE}\n`)
-    return group ? 0 : 2
-  }
+/** Settings are read and checked before anything is opened; operator commands log only warnings unless asked. */
+async function open(command: 'start' | 'operator') {
   const config = loadConfig()
-  // Operator commands keep quiet unless asked; `start` logs at the configured level.
-  const log = createLogger(
-    group === 'start' || process.env.LOG_LEVEL ? config.logLevel : 'warn',
-    config.logFormat,
-  )
-  const command = group === 'start' || group === 'migrate' ? undefined : COMMANDS[`${group} ${verb}`]
-  if (group !== 'start' && group !== 'migrate' && !command) {
-    throw new UsageError(`unknown command "${[group, verb].filter(Boolean).join(' ')}"; run "mailroom help"`)
-  }
-  const startOptions = group === 'start' ? parseStartOptions(argv.slice(1)) : undefined
-  const stop = startOptions ? stopSignal() : undefined
-  let services: Services | undefined
-  try {
-    services = await openServices(config, log)
-    if (startOptions && stop) {
-      await start(services, startOptions, stop)
-      return 0
-    }
-    const result =
-      group === 'migrate'
-        ? { migrated: true, applied: services.appliedMigrations }
-        : await command?.(services, rest, () => text(process.stdin))
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
-    return 0
-  } finally {
-    await services?.close()
-  }
+  const level = command === 'start' || process.env.LOG_LEVEL ? config.logLevel : 'warn'
+  const services = await openServices(config, createLogger(level, config.logFormat))
+  return { services, close: () => services.close() }
 }
 
-// Exits explicitly: pooled sockets and timers of the libraries would otherwise keep it alive.
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    const reason = error instanceof Error ? error.message : String(error)
-    process.stderr.write(`mailroom: ${reason.replace(/\s*\n\s*/g, ' ')}\n`, () =>
-      process.exit(error instanceof UsageError ? 2 : 1),
-    )
+const io: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  stdin: () => text(process.stdin),
+  open: () => open('operator'),
+  async start(options) {
+    // Before anything is opened, so that a signal during start-up still ends in an orderly stop.
+    const stop = stopSignal()
+    const { services, close } = await open('start')
+    try {
+      await start(services, options, stop)
+    } finally {
+      await close()
+    }
   },
-)
+}
+
+const code = await runCli(process.argv.slice(2), io, registerCommands)
+// Exits explicitly (once stderr is written): pooled sockets and timers would otherwise keep it alive.
+process.stderr.write('', () => process.exit(code))

@@ -1,23 +1,10 @@
 import { startHttpServer } from '../http/server.ts'
 import type { Services } from '../services.ts'
 import { startWorker } from '../worker/worker.ts'
-import { parseCommand, UsageError } from './args.ts'
 
 export interface StartOptions {
   api: boolean
   worker: boolean
-}
-
-/** Reads `start`'s flags before anything is opened, so a bad flag creates nothing. */
-export function parseStartOptions(argv: string[]): StartOptions {
-  const { values } = parseCommand(argv, {
-    'no-worker': { type: 'boolean' },
-    'worker-only': { type: 'boolean' },
-  })
-  if (values['no-worker'] && values['worker-only']) {
-    throw new UsageError('give --no-worker or --worker-only, not both')
-  }
-  return { api: !values['worker-only'], worker: !values['no-worker'] }
 }
 
 /**
