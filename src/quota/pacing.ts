@@ -3,11 +3,15 @@ import type { Db } from '../db/sql.ts'
 import { takePacingToken } from '../db/usage.ts'
 import { LimitReached, wholeSeconds } from './limit-reached.ts'
 
-/** The bucket holds at most this many tokens, so a burst never exceeds ten messages. */
-const MAX_BURST = 10
+/** A bucket never holds fewer than this many tokens (unless the rate is lower): a small burst goes at once. */
+const MIN_BURST = 10
 
-function bucketCapacity(rate: number): number {
-  return Math.min(rate, MAX_BURST)
+/**
+ * The bucket holds one second of sending, and never fewer than `min(rate, 10)` tokens (the
+ * rulings): `min(rate, max(10, ceil(rate / 60)))`, so 60000 a minute bursts 1000, 600 bursts 10.
+ */
+export function bucketCapacity(rate: number): number {
+  return Math.min(rate, Math.max(MIN_BURST, Math.ceil(rate / 60)))
 }
 
 /**

@@ -5,6 +5,7 @@
  * counters the service keeps in PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bucketCapacity } from '../../src/quota/pacing.ts'
 import { useTestApp } from '../support/app.ts'
 import {
   type Body,
@@ -328,7 +329,31 @@ describe('order of checks: daily limit → quota → pacing', () => {
   })
 })
 
-describe('pacing (token bucket, capacity min(rate, 10))', () => {
+describe('pacing (token bucket, capacity min(rate, max(10, ceil(rate / 60))))', () => {
+  /** The bucket's tokens after one send that found it idle for an hour: its capacity, less one. */
+  async function tokensLeftAfterIdle(rate: number): Promise<number> {
+    const s = await sender({ rate })
+    await setBucket(s.connectionId, 0, 3600)
+    await expectSent(s)
+    const [bucket] = await app.services.sql<{ tokens: number }[]>`
+      select tokens from connection_pacing where connection_id = ${s.connectionId}`
+    return bucket?.tokens as number
+  }
+
+  it.each([
+    [6, 6],
+    [600, 10],
+    [601, 11],
+    [6000, 100],
+    [60000, 1000],
+  ])(
+    'rate %i/min fills the bucket to %i tokens, one second of sending (at least min(rate, 10))',
+    async (rate, capacity) => {
+      expect(bucketCapacity(rate)).toBe(capacity)
+      expect(await tokensLeftAfterIdle(rate)).toBe(capacity - 1)
+    },
+  )
+
   it('rate 1/min holds one token: the first send goes, the second is RATE_LIMITED', async () => {
     const s = await sender({ rate: 1 })
     await expectSent(s)
@@ -350,7 +375,7 @@ describe('pacing (token bucket, capacity min(rate, 10))', () => {
     expect(s.sink.messages).toHaveLength(3)
   })
 
-  it('caps the bucket at 10 tokens for a rate above 10/min, however long it was idle', async () => {
+  it('caps the bucket at 10 tokens for a rate of 12/min, however long it was idle', async () => {
     // rate 12/min: a token every 5 s, so the ten sends finish well before an eleventh is due.
     const s = await sender({ rate: 12 })
     await setBucket(s.connectionId, 0, 3600)
