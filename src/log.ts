@@ -1,18 +1,39 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import pino from 'pino'
 import pretty from 'pino-pretty'
 import type { LogFormat, LogLevel } from './config.ts'
 
 export type Logger = pino.Logger
 
+/** The API request (or the queued work it created) the code now running is about. */
+const requestContext = new AsyncLocalStorage<{ requestId: string }>()
+
+/** Runs `work` on behalf of the request `requestId`: every log line it writes carries the id. */
+export function withRequestId<T>(requestId: string | null | undefined, work: () => T): T {
+  return requestId ? requestContext.run({ requestId }, work) : work()
+}
+
+/** The id of the request being served, if any (stored with the work it queues). */
+export function currentRequestId(): string | undefined {
+  return requestContext.getStore()?.requestId
+}
+
 /**
  * Structured logs go to stderr so that stdout stays free for the operator command's JSON:
- * JSON lines, or coloured readable lines for development (`LOG_FORMAT=pretty`). Secrets never
- * reach a log line by design; the redaction list is a second fence.
+ * JSON lines, or coloured readable lines for development (`LOG_FORMAT=pretty`); tests may
+ * write them elsewhere. A line written
+ * on behalf of a request carries its `requestId`, whichever module wrote it. Secrets never reach
+ * a log line by design; the redaction list is a second fence.
  */
-export function createLogger(level: LogLevel, format: LogFormat = 'json'): Logger {
+export function createLogger(
+  level: LogLevel,
+  format: LogFormat = 'json',
+  destination: pino.DestinationStream = pino.destination(2),
+): Logger {
   return pino(
     {
       level,
+      mixin: () => requestContext.getStore() ?? {},
       redact: {
         paths: [
           'password',
@@ -29,6 +50,6 @@ export function createLogger(level: LogLevel, format: LogFormat = 'json'): Logge
         censor: '[redacted]',
       },
     },
-    format === 'pretty' ? pretty({ destination: 2, sync: true }) : pino.destination(2),
+    format === 'pretty' ? pretty({ destination, sync: true }) : destination,
   )
 }

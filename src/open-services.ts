@@ -4,6 +4,7 @@ import { migrateJobSchema } from './db/jobs.ts'
 import { migrate } from './db/migrate.ts'
 import { connect } from './db/sql.ts'
 import { createLogger, type Logger } from './log.ts'
+import { Metrics } from './metrics.ts'
 import type { Services } from './services.ts'
 import { TransportPool } from './smtp/pool.ts'
 
@@ -63,6 +64,7 @@ export async function openServices(
     databaseUrl,
     secret,
     transports,
+    metrics: new Metrics(),
     appliedMigrations: applied,
     async close() {
       await transports.close()

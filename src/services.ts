@@ -1,6 +1,7 @@
 import type { Config } from './config.ts'
 import type { Sql } from './db/sql.ts'
 import type { Logger } from './log.ts'
+import type { Metrics } from './metrics.ts'
 import type { TransportPool } from './smtp/pool.ts'
 
 /**
@@ -16,6 +17,8 @@ export interface Services {
   databaseUrl: string
   /** MAILROOM_SECRET, the key material for SMTP passwords at rest. */
   secret: string
+  /** This process's Prometheus metrics (GET /metrics). */
+  metrics: Metrics
   /** This process's SMTP transports, one pool per connection, shared by every send path. */
   transports: TransportPool
   /** Migrations this process applied on opening (empty when the schema was current). */

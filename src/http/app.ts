@@ -10,6 +10,8 @@ import { registerBatches } from './batches/index.ts'
 import { registerEmail } from './email/index.ts'
 import type { Api, AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
+import { registerMetrics } from './metrics.ts'
+import { observe } from './observe.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerTemplates } from './templates/index.ts'
 
@@ -18,15 +20,13 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   app.onError(onError)
   app.notFound(notFound)
-  app.use(async (c, next) => {
-    c.set('services', services)
-    await next()
-  })
+  app.use(observe(services))
 
   app.get('/health', async (c) => {
     await ping(services.sql)
     return c.json({ status: 'ok' })
   })
+  registerMetrics(app, services)
   app.get('/v1/openapi.json', (c) => c.json(document))
   app.get('/reference', Scalar({ url: '/v1/openapi.json', pageTitle: 'Mailroom API reference' }))
 
