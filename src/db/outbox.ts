@@ -1,3 +1,4 @@
+import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
@@ -163,7 +164,9 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
 
 /**
  * Puts messages for one connection in the queue, due now, and asks for a run of its queue, in
- * one statement whatever their number. Returns their outbox ids, in order, and when they were queued.
+ * one statement whatever their number. Each keeps the id of the API request being served, so
+ * that the worker logs about it under that id. Returns their outbox ids, in order, and when
+ * they were queued.
  */
 export async function enqueueMessages(
   db: Db,
@@ -171,6 +174,7 @@ export async function enqueueMessages(
   messages: QueuedMessage[],
 ): Promise<{ id: number; queued_at: Date }[]> {
   if (messages.length === 0) return []
+  const requestId = currentRequestId() ?? null
   const rows = messages.map((m) => ({
     account_id: m.accountId,
     from_address: m.from,
@@ -186,9 +190,10 @@ export async function enqueueMessages(
   return db<{ id: number; queued_at: Date }[]>`
     with queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                          bcc_addresses, subject, text_body, html_body, message_id, batch_id, next_attempt_at)
+                          bcc_addresses, subject, text_body, html_body, message_id, batch_id, next_attempt_at,
+                          request_id)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
-             bcc_addresses, subject, text_body, html_body, message_id, batch_id, mailroom_now()
+             bcc_addresses, subject, text_body, html_body, message_id, batch_id, mailroom_now(), ${requestId}::text
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int))
@@ -213,6 +218,8 @@ export interface ClaimedMessage {
   subject: string
   text_body: string | null
   html_body: string | null
+  /** The API request that queued it (X-Request-Id), if any. */
+  request_id: string | null
 }
 
 /**
@@ -238,7 +245,7 @@ export async function claimNext(
     from next, connections c
     where o.id = next.id and c.id = o.connection_id and ${mayGoNow(tx)}
     returning o.id, o.failures, o.deferrals, o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses,
-      o.subject, o.text_body, o.html_body`
+      o.subject, o.text_body, o.html_body, o.request_id`
   return row
 }
 
