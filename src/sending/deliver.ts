@@ -3,6 +3,7 @@ import type { SendingConnection } from '../db/connections.ts'
 import { recordDelivered } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
+import type { EmailMetrics } from '../metrics.ts'
 import type { TransportPool } from '../smtp/pool.ts'
 import {
   classifySmtpError,
@@ -39,6 +40,7 @@ export interface DeliveryContext {
   sql: Db
   log: Logger
   transports: TransportPool
+  metrics: EmailMetrics
 }
 
 /** What a send path needs, with a pool rather than a transaction: each attempt opens its own. */
@@ -87,11 +89,15 @@ export async function deliver(
       if (paused)
         context.log.warn({ connectionId: connection.id, reason }, 'connection paused after repeated failures')
     }
-    context.log.info({ connectionId: connection.id, kind, reason }, 'SMTP attempt failed')
+    context.log.warn(
+      { outboxId, connectionId: connection.id, accountId: connection.account_id, kind, reason },
+      'SMTP attempt failed',
+    )
     throw new DeliveryError(kind, reason, isPermanentRefusal(error))
   }
   // Outside the SMTP error handling: the message is out, so a failure to record it is not a
   // failed delivery. It surfaces as an unexpected error and the attempt's lease settles it.
   await recordDelivered(context.sql, outboxId, connection.id, messageId)
+  context.metrics.email('sent', connection.id)
   return { messageId }
 }
