@@ -89,6 +89,7 @@ export async function sendNow(
     // Anything but a failed delivery (say, the database lost after the server accepted the
     // message) leaves the attempt as it is: its outcome is unknown and its lease settles it.
     if (!(error instanceof DeliveryError)) throw error
+    context.metrics.email('failed', connection.id)
     const pushback = error.kind === 'pushback'
     // One transaction: the failure is recorded if and only if the units are given back. A 429
     // means "wait and retry": the retry may reuse its key, as for the limits checked before SMTP.
