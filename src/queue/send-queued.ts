@@ -2,6 +2,8 @@ import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { type ClaimedMessage, claimNext, failQueued, recordReservation, requeue } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
+import { withRequestId } from '../log.ts'
+import type { EmailOutcome } from '../metrics.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
 import { DeliveryError, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
@@ -51,20 +53,32 @@ export async function sendNextQueued(
     throw error
   }
   const { message, reservation } = claimed
-  try {
-    await deliver(context, connection, message.id, outgoing(message))
-  } catch (error) {
-    if (!(error instanceof DeliveryError)) throw error
-    // One transaction: the units are given back if and only if the failure is recorded.
-    return context.sql.begin(async (tx) => {
-      const [outcome] = await Promise.all([
-        settleFailure(tx, connection.id, message, error, policy),
-        release(tx, connection.account_id, connection.id, reservation),
-      ])
+  // Logged under the id of the request that queued it.
+  return withRequestId(message.request_id, async () => {
+    try {
+      await deliver(context, connection, message.id, outgoing(message))
+    } catch (error) {
+      if (!(error instanceof DeliveryError)) throw error
+      // One transaction: the units are given back if and only if the failure is recorded.
+      const { outcome, counted } = await context.sql.begin(async (tx) => {
+        const [settled] = await Promise.all([
+          settleFailure(tx, connection.id, message, error, policy),
+          release(tx, connection.account_id, connection.id, reservation),
+        ])
+        return settled
+      })
+      context.metrics.email(counted, connection.id)
       return outcome
-    })
-  }
-  return { kind: 'handled' }
+    }
+    const earlier = message.failures + message.deferrals
+    if (earlier > 0) {
+      context.log.info(
+        { outboxId: message.id, connectionId: connection.id, accountId: connection.account_id, earlier },
+        `sent after ${earlier} earlier attempt${earlier === 1 ? '' : 's'} failed or were deferred`,
+      )
+    }
+    return { kind: 'handled' as const }
+  })
 }
 
 function outgoing(row: ClaimedMessage): OutgoingMessage {
@@ -80,8 +94,9 @@ function outgoing(row: ClaimedMessage): OutgoingMessage {
 }
 
 /**
- * Fails, or queues again with a back-off. Push-back is the provider asking the connection to
- * slow down: the whole connection's queue waits as long as the message does, in every process.
+ * Fails, or queues again with a back-off, and says which for the metrics. Push-back is the
+ * provider asking the connection to slow down: the whole connection's queue waits as long as
+ * the message does, in every process.
  */
 async function settleFailure(
   tx: Db,
@@ -89,10 +104,10 @@ async function settleFailure(
   message: ClaimedMessage,
   error: DeliveryError,
   policy: RetryPolicy,
-): Promise<QueuedSendOutcome> {
+): Promise<{ outcome: QueuedSendOutcome; counted: EmailOutcome }> {
   if (error.permanent) {
     await failQueued(tx, message.id, error.reason)
-    return { kind: 'handled' }
+    return { outcome: { kind: 'handled' }, counted: 'failed' }
   }
   if (error.kind === 'pushback') {
     const waitMs = policy.pushbackDelayMs(message.deferrals + 1)
@@ -100,13 +115,13 @@ async function settleFailure(
       requeue(tx, message.id, waitMs, error.reason, 'deferrals'),
       holdQueue(tx, connectionId, waitMs),
     ])
-    return { kind: 'blocked', waitMs }
+    return { outcome: { kind: 'blocked', waitMs }, counted: 'deferred' }
   }
   const failures = message.failures + 1
   if (failures >= policy.maxFailures) {
     await failQueued(tx, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`)
-  } else {
-    await requeue(tx, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
+    return { outcome: { kind: 'handled' }, counted: 'failed' }
   }
-  return { kind: 'handled' }
+  await requeue(tx, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
+  return { outcome: { kind: 'handled' }, counted: 'deferred' }
 }
