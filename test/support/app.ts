@@ -17,7 +17,7 @@ import {
 import { createApp } from '../../src/http/app.ts'
 import { type RunningServer, startHttpServer } from '../../src/http/server.ts'
 import { createKey } from '../../src/keys/keys.ts'
-import { createLogger } from '../../src/log.ts'
+import { createLogger, type Logger } from '../../src/log.ts'
 import { openServices, type ServiceOptions } from '../../src/open-services.ts'
 import type { Services } from '../../src/services.ts'
 import type { RunningWorker, WorkerOptions } from '../../src/worker/worker.ts'
@@ -59,6 +59,8 @@ export interface TestApp {
 export interface TestAppOptions extends ServiceOptions {
   /** Serve on a real socket (for `url` and `baseUrl`). */
   listen?: boolean
+  /** The service's logger (tests that read the logs); by default silent. */
+  log?: Logger
 }
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-mailroom'
@@ -109,7 +111,7 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const db = await createTestDatabase()
   const config = testConfig(db.url, settings)
-  const services = await openServices(config, createLogger(config.logLevel), options)
+  const services = await openServices(config, options.log ?? createLogger(config.logLevel), options)
   const server: RunningServer | undefined = options.listen
     ? await startHttpServer(services, 0, '127.0.0.1')
     : undefined
