@@ -1,0 +1,123 @@
+/**
+ * What every benchmark scenario runs on: the real service as a process of its own (so that its
+ * memory can be read), one connection to a local TLS SMTP sink, an API key, and timing helpers.
+ * Figures, not assertions: tests never time anything.
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import type { Services } from '../src/services.ts'
+import type { SmtpSink } from '../test/support/smtp-sink.ts'
+
+export interface Figures {
+  name: string
+  /** Messages the run sent (or items it handled). */
+  count: number
+  seconds: number
+  /** Per-request latencies in ms; empty for runs timed as a whole (queue, batches). */
+  latencies: number[]
+  /** The service's peak resident memory during the run, in MiB. */
+  peakRssMiB?: number
+  /** Compared with the raw baseline (throughput, and p50 for request rows). */
+  target?: { ratio: number; p50WithinMs?: number }
+}
+
+export interface Bench {
+  /** The service's root URL (the API is under /v1). */
+  url: string
+  key: string
+  /** The address of the one connection every scenario sends through. */
+  from: string
+  sink: SmtpSink
+  /** The bench's own handle on the service's database (for seeding). */
+  services: Services
+  accountId: number
+  /** Requests in flight at once. */
+  concurrency: number
+  /** Messages per request-timed row. */
+  messages: number
+  /** POST to the API; throws on anything but a 2xx. Returns the parsed body. */
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<unknown>
+  /** Resolves once the sink has received `count` more messages than when it was called. */
+  delivered(count: number): Promise<void>
+  /** `messages` calls of `one`, `concurrency` at a time, after a warm-up; with latencies. */
+  measure(name: string, one: (i: number) => Promise<unknown>): Promise<Figures>
+  /** A run timed as a whole, from its first request until it resolves. */
+  timed(name: string, count: number, run: () => Promise<void>): Promise<Figures>
+}
+
+/** One file of bench/scenarios: a name and what it measures. */
+export interface Scenario {
+  name: string
+  run(bench: Bench): Promise<Figures[]>
+}
+
+export interface BenchOptions {
+  concurrency: number
+  messages: number
+  /** The service's pid, whose peak memory each row reports. */
+  servicePid: number
+}
+
+export function makeBench(
+  base: Omit<Bench, 'measure' | 'timed' | 'delivered' | 'concurrency' | 'messages'>,
+  options: BenchOptions,
+): Bench {
+  const { concurrency, messages, servicePid } = options
+  const rowed = async (run: () => Promise<Omit<Figures, 'peakRssMiB'>>): Promise<Figures> => {
+    await resetPeakRss(servicePid)
+    const figures = await run()
+    return { ...figures, peakRssMiB: await peakRssMiB(servicePid) }
+  }
+  return {
+    ...base,
+    concurrency,
+    messages,
+    delivered(count) {
+      return base.sink.waitForMessages(base.sink.messages.length + count, 600_000).then(() => {})
+    },
+    measure: (name, one) =>
+      rowed(async () => {
+        // Warm-up: connections, pools and prepared statements, outside the figures.
+        await Promise.all(Array.from({ length: concurrency }, (_, i) => one(1_000_000 + i)))
+        const latencies: number[] = []
+        let next = 0
+        const started = performance.now()
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (next < messages) {
+              const i = next++
+              const t0 = performance.now()
+              await one(i)
+              latencies.push(performance.now() - t0)
+            }
+          }),
+        )
+        return { name, count: messages, seconds: (performance.now() - started) / 1000, latencies }
+      }),
+    timed: (name, count, run) =>
+      rowed(async () => {
+        const started = performance.now()
+        await run()
+        return { name, count, seconds: (performance.now() - started) / 1000, latencies: [] }
+      }),
+  }
+}
+
+/** Linux keeps a process's peak resident set (VmHWM); writing 5 to clear_refs starts it anew. */
+async function resetPeakRss(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, '5').catch(() => {})
+}
+
+async function peakRssMiB(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]
+  return kb === undefined ? undefined : Number(kb) / 1024
+}
+
+export function addresses(n: number, tag: string): string[] {
+  return Array.from({ length: n }, (_, i) => `${tag}${i}@example.com`)
+}
+
+/** A message of the benchmark, as the API takes it. */
+export function message(i: number, from: string) {
+  return { from, to: `r${i}@example.com`, subject: `Bench ${i}`, text_body: 'Hello from the bench' }
+}
