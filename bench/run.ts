@@ -9,8 +9,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
+import http from 'node:http'
+import os from 'node:os'
 import path from 'node:path'
+import { buffer } from 'node:stream/consumers'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { createAccount } from '../src/accounts/accounts.ts'
@@ -63,20 +66,42 @@ async function main() {
     const from = 'bench@example.com'
     await addConnection(services, { accountId: account.id, ...sink.login, from, rate: 60_000 })
     const { key } = await createKey(services.sql, { accountId: account.id, name: 'bench' })
-    const post = async (apiPath: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(`${service.url}/v1${apiPath}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
+    // node:http with kept-alive sockets: the load generator should cost as little CPU as it can.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
+    const post = (apiPath: string, body: unknown, headers: Record<string, string> = {}) =>
+      new Promise<unknown>((resolve, reject) => {
+        const payload = JSON.stringify(body)
+        const request = http.request(
+          `${service.url}/v1${apiPath}`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              authorization: `Bearer ${key}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(payload),
+              ...headers,
+            },
+          },
+          async (response) => {
+            const text = await buffer(response).then((b) => b.toString())
+            const status = response.statusCode ?? 0
+            if (status >= 300) reject(new Error(`POST ${apiPath} answered ${status}: ${text}`))
+            else resolve(JSON.parse(text))
+          },
+        )
+        request.on('error', reject)
+        request.end(payload)
       })
-      if (response.status >= 300) {
-        throw new Error(`POST ${apiPath} answered ${response.status}: ${await response.text()}`)
-      }
-      return response.json()
-    }
     const bench = makeBench(
       { url: service.url, key, from, sink, services, accountId: account.id, post },
-      { concurrency: CONCURRENCY, messages: MESSAGES, servicePid: service.pid },
+      {
+        concurrency: CONCURRENCY,
+        messages: MESSAGES,
+        servicePid: service.pid,
+        postgresPid: async () =>
+          Number((await readFile(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n')[0]),
+      },
     )
     const rows: Figures[] = []
     for (const scenario of SCENARIOS) {
@@ -152,9 +177,20 @@ function report(rows: Figures[]) {
   console.log(
     `\nOne connection (rate 60000/min), ${CONCURRENCY} requests at a time, ${MESSAGES} messages per request row,\n` +
       'TLS sink on loopback (STARTTLS, port 587); queue and batch rows are timed from the first request\n' +
-      'until the last message reached the sink. RSS: the service process, peak during the row.\n',
+      'until the last message reached the sink. RSS: the service process, peak during the row. CPU: per\n' +
+      'message, in the service, its PostgreSQL and this process (the load and the sink).\n',
   )
-  const header = ['', 'msg/s', 'vs raw', 'p50 ms', 'p95 ms', 'p99 ms', 'RSS MiB', 'target']
+  const header = [
+    '',
+    'msg/s',
+    'vs raw',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'RSS MiB',
+    'CPU ms/msg svc+pg+bench',
+    'target',
+  ]
   const lines = rows.map((f) => {
     const sorted = [...f.latencies].sort((a, b) => a - b)
     const rate = f.count / f.seconds
@@ -175,18 +211,23 @@ function report(rows: Figures[]) {
       latency(95),
       latency(99),
       f.peakRssMiB === undefined ? '-' : f.peakRssMiB.toFixed(0),
+      f.cpuMs ? [f.cpuMs.service, f.cpuMs.postgres, f.cpuMs.bench].map((ms) => ms.toFixed(1)).join('+') : '-',
       target,
     ]
   })
   const widths = header.map((h, c) => Math.max(h.length, ...lines.map((r) => (r[c] ?? '').length)))
   for (const row of [header, ...lines]) {
     const cells = row.map((cell, c) =>
-      c === 0 || c === 7 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0),
+      c === 0 || c === 8 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0),
     )
     console.log(cells.join('  ').trimEnd())
   }
+  const load = os.loadavg().map((l) => l.toFixed(1))
+  console.log(
+    `\nLoad average at the end (1, 5, 15 min): ${load.join(', ')} on ${os.availableParallelism()} cores`,
+  )
   const peak = Math.max(...rows.map((r) => r.peakRssMiB ?? 0))
-  console.log(`\nService peak RSS under load: ${peak.toFixed(0)} MiB (target: under 200 MiB)`)
+  console.log(`Service peak RSS under load: ${peak.toFixed(0)} MiB (target: under 200 MiB)`)
 }
 
 main().catch((error) => {

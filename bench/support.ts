@@ -3,7 +3,7 @@
  * memory can be read), one connection to a local TLS SMTP sink, an API key, and timing helpers.
  * Figures, not assertions: tests never time anything.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import type { Services } from '../src/services.ts'
 import type { SmtpSink } from '../test/support/smtp-sink.ts'
 
@@ -16,6 +16,8 @@ export interface Figures {
   latencies: number[]
   /** The service's peak resident memory during the run, in MiB. */
   peakRssMiB?: number
+  /** CPU milliseconds per message: the service, its PostgreSQL, this process (load and sink). */
+  cpuMs?: { service: number; postgres: number; bench: number }
   /** Compared with the raw baseline (throughput, and p50 for request rows). */
   target?: { ratio: number; p50WithinMs?: number }
 }
@@ -53,8 +55,10 @@ export interface Scenario {
 export interface BenchOptions {
   concurrency: number
   messages: number
-  /** The service's pid, whose peak memory each row reports. */
+  /** The service's pid, whose peak memory and CPU each row reports. */
   servicePid: number
+  /** The pid of the service's PostgreSQL (its postmaster), whose CPU each row reports. */
+  postgresPid: () => Promise<number | undefined>
 }
 
 export function makeBench(
@@ -64,8 +68,23 @@ export function makeBench(
   const { concurrency, messages, servicePid } = options
   const rowed = async (run: () => Promise<Omit<Figures, 'peakRssMiB'>>): Promise<Figures> => {
     await resetPeakRss(servicePid)
+    const postgresPid = await options.postgresPid()
+    const before = {
+      service: await cpuMs(servicePid),
+      postgres: await treeCpuMs(postgresPid),
+      bench: ownCpuMs(),
+    }
     const figures = await run()
-    return { ...figures, peakRssMiB: await peakRssMiB(servicePid) }
+    const per = (now: number, then: number) => (now - then) / figures.count
+    return {
+      ...figures,
+      peakRssMiB: await peakRssMiB(servicePid),
+      cpuMs: {
+        service: per(await cpuMs(servicePid), before.service),
+        postgres: per(await treeCpuMs(postgresPid), before.postgres),
+        bench: per(ownCpuMs(), before.bench),
+      },
+    }
   }
   return {
     ...base,
@@ -111,6 +130,34 @@ async function peakRssMiB(pid: number): Promise<number | undefined> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
   const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]
   return kb === undefined ? undefined : Number(kb) / 1024
+}
+
+const TICK_MS = 10
+
+/** CPU time a process used, its own and its reaped children's (utime, stime, cutime, cstime). */
+async function cpuMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0) * TICK_MS
+}
+
+/** CPU time of a process and its live children (PostgreSQL's backends are the postmaster's). */
+async function treeCpuMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0
+  let total = await cpuMs(pid)
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '')
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    if (parent === pid) total += await cpuMs(Number(entry))
+  }
+  return total
+}
+
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
 }
 
 export function addresses(n: number, tag: string): string[] {

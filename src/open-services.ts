@@ -8,8 +8,11 @@ import { Metrics } from './metrics.ts'
 import type { Services } from './services.ts'
 import { TransportPool } from './smtp/pool.ts'
 
-/** Enough for the API's requests and the worker's concurrent sends together. */
-const POOL_SIZE = 20
+/**
+ * Enough for the API's requests and the worker's sends together: one connection sending at full
+ * speed has 16 lanes, each holding a database connection while it claims a message.
+ */
+const POOL_SIZE = 32
 
 export interface ServiceOptions {
   /** Moves the clock sending limits are measured in; tests only (see connect). */

@@ -31,7 +31,9 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 // maxRequeues stays at nodemailer's default: the pool only requeues a message none of whose bytes
 // were sent (e.g. a 421 on a reused connection), and without it such a 421 is reported as a bare
 // "connection closed" instead of the server's reply.
-const POOL = { maxConnections: 2, maxMessages: 100 }
+// Five sessions per connection, nodemailer's own default: at full speed one connection keeps
+// them all busy (two capped a connection at two messages in flight).
+const POOL = { maxConnections: 5, maxMessages: 100 }
 
 /**
  * nodemailer options for one login. The socket goes to the address `resolveSmtpHost` checked,

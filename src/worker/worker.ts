@@ -17,7 +17,10 @@ export interface RunningWorker {
 export interface WorkerOptions {
   /** Connections whose queues run at once in this process. */
   concurrency: number
-  /** Messages of one connection in flight at once. */
+  /**
+   * Messages of one connection in flight at once: enough to keep its SMTP sessions busy while
+   * other messages are being claimed and recorded (about four database round trips each).
+   */
   lanes: number
   retry: RetryPolicy
   /**
@@ -29,7 +32,7 @@ export interface WorkerOptions {
 
 const DEFAULT_OPTIONS: WorkerOptions = {
   concurrency: 8,
-  lanes: 4,
+  lanes: 16,
   retry: DEFAULT_RETRY_POLICY,
   pollIntervalMs: 1_000,
 }
