@@ -1,3 +1,4 @@
+import os from 'node:os'
 import path from 'node:path'
 
 /** Every setting Mailroom reads, resolved once from the environment (see README, Configuration). */
@@ -12,6 +13,10 @@ export interface Config {
   allowPrivateSmtpHosts: boolean
   logLevel: string
   bodyLimitBytes: number
+  /** The name Mailroom gives itself to SMTP servers (EHLO), seen in every Received: header. */
+  ehloName: string
+  /** How long queued mail may keep being deferred before it ends failed (hours). */
+  queueLifetimeHours: number
 }
 
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on'])
@@ -26,6 +31,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateSmtpHosts: TRUE_WORDS.has((env.MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS ?? '').toLowerCase()),
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: integerSetting(env, 'MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024),
+    ehloName: env.MAILROOM_EHLO_NAME || hostOf(env.MAILROOM_PUBLIC_URL) || os.hostname(),
+    queueLifetimeHours: integerSetting(env, 'MAILROOM_QUEUE_LIFETIME_HOURS', 72),
+  }
+}
+
+/** The host name of a URL setting, when it is one. */
+function hostOf(url: string | undefined): string | undefined {
+  if (!url) return undefined
+  try {
+    return new URL(url).hostname.replace(/^\[(.*)\]$/, '$1') || undefined
+  } catch {
+    return undefined
   }
 }
 

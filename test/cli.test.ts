@@ -433,6 +433,8 @@ describe('mailroom operator command', () => {
           allowPrivateSmtpHosts: true,
           logLevel: 'silent',
           bodyLimitBytes: 10 * 1024 * 1024,
+          ehloName: 'mailroom.test',
+          queueLifetimeHours: 72,
         },
         createLogger('silent'),
       )

@@ -35,7 +35,7 @@ const MAX_RATE = 6000
 export interface ConnectionDeps {
   sql: Sql
   secret: string
-  config: Pick<Config, 'allowPrivateSmtpHosts'>
+  config: Pick<Config, 'allowPrivateSmtpHosts' | 'ehloName'>
 }
 
 const ADDRESS = /^[^\s@<>",]+@[^\s@<>",]+\.[^\s@<>",]+$/
@@ -97,7 +97,7 @@ async function assertCanAdd(db: Db, accountId: number, from: string): Promise<vo
 
 async function verifyLogin(deps: ConnectionDeps, login: SmtpLogin): Promise<void> {
   try {
-    await verifySmtpLogin(login, deps.config.allowPrivateSmtpHosts)
+    await verifySmtpLogin(login, deps.config.allowPrivateSmtpHosts, deps.config.ehloName)
   } catch (error) {
     throw new AppError('SMTP_LOGIN_FAILED', error instanceof Error ? error.message : String(error), {
       cause: error,

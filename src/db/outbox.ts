@@ -1,4 +1,5 @@
 import type { Plan } from '../plans.ts'
+import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db } from './sql.ts'
@@ -22,6 +23,8 @@ export interface OutboxRecord {
   subject: string
   message_id: string
   error: string | null
+  /** What became of each recipient so far; null before the first attempt. */
+  recipients: RecipientOutcome[] | null
   attempts: number
   /** When a queued message is tried next (UTC, API shape); null unless queued. */
   next_attempt_at: string | null
@@ -35,7 +38,7 @@ const ATTEMPT_LEASE_SECONDS = 300
 
 const COLUMNS = (db: Db) => db`
   id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
-  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, attempts,
+  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, recipients, attempts,
   case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
   api_timestamp(sent_at) as sent_at`
@@ -58,19 +61,27 @@ export interface Reservation {
   quotaWindow: Date | null
 }
 
+/** The bodies of a message, kept with its record. */
+export interface MessageBodies {
+  text_body?: string | undefined
+  html_body?: string | undefined
+}
+
 /**
  * Records an attempt about to reach SMTP (POST /send). Returns undefined when another request
  * already holds the same idempotency key (the caller then replays that one instead).
  */
 export async function recordAttempt(
   tx: Db,
-  attempt: OutboxMessage & { idempotencyKey: Buffer | null },
+  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null },
 ): Promise<number | undefined> {
   const [row] = await tx<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at, attempts)
+                        bcc_addresses, subject, text_body, html_body, message_id, idempotency_key_sha256,
+                        lease_expires_at, attempts)
     values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
-            ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.messageId}, ${attempt.idempotencyKey},
+            ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.text_body ?? null},
+            ${attempt.html_body ?? null}, ${attempt.messageId}, ${attempt.idempotencyKey},
             now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), 1)
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
     returning id`
@@ -84,40 +95,70 @@ export async function recordReservation(tx: Db, id: number, reservation: Reserva
     update outbox set usage_day = ${reservation.usageDay}, quota_window = ${reservation.quotaWindow} where id = ${id}`
 }
 
+/** How an attempt went, as its line in the record's history says it. */
+export type AttemptKind = 'delivered' | 'refused' | 'deferred' | 'pushback' | 'unreachable'
+
+export interface AttemptLine {
+  /** The record's attempt number. */
+  attempt: number
+  kind: AttemptKind
+  /** The server's reply to the message, or the reason it went no further. */
+  reply: string | null
+  recipients: RecipientOutcome[]
+}
+
+/** What becomes of the record after an attempt. */
+export type Settlement =
+  /**
+   * Ended: `releaseKey` frees a /send's idempotency key (its caller may retry under it);
+   * `counter` counts the attempt's transient failure or deferral, as for a retry.
+   */
+  | { status: 'sent' | 'failed'; error: string | null; releaseKey?: boolean; counter?: RetryCounter }
+  /** Queued again, due after `delayMs`; the failure or deferral counted toward the retry schedule. */
+  | { status: 'queued'; error: string; delayMs: number; counter: RetryCounter }
+
+export type RetryCounter = 'failures' | 'deferrals'
+
 /**
- * Marks the record sent (clearing the error of an earlier attempt) and ends the connection's
- * failure streak, in one round trip: this is on every successful send's path.
+ * Settles an attempt in one statement: the record's new state with every recipient's outcome so
+ * far, the attempt's line in its history, and (when the server took the message) the end of the
+ * connection's failure streak. A first delivery stamps `sent_at`, even when some recipients are
+ * still to be tried.
  */
-export async function recordDelivered(
+export async function settleAttempt(
   db: Db,
   id: number,
   connectionId: number,
-  messageId: string,
+  line: AttemptLine,
+  recipients: RecipientOutcome[],
+  settlement: Settlement,
 ): Promise<void> {
+  const delivered = line.kind === 'delivered' || line.recipients.some((r) => r.status === 'accepted')
+  const state =
+    settlement.status === 'queued'
+      ? db`
+        ${backToQueue(db, settlement.error)},
+        next_attempt_at = mailroom_now() + ${settlement.delayMs} * interval '1 millisecond'`
+      : db`
+        status = ${settlement.status}, error = ${settlement.error}, next_attempt_at = null, lease_expires_at = null,
+        idempotency_key_sha256 = ${settlement.releaseKey ? null : db`idempotency_key_sha256`}`
   await db`
-    with sent as (
-      update outbox set status = 'sent', message_id = ${messageId}, error = null, sent_at = now(),
-        lease_expires_at = null, claimed_by = null, next_attempt_at = null, text_body = null, html_body = null,
-        updated_at = now()
+    with record as (
+      update outbox set ${state}, recipients = ${db.json(jsonOf(recipients))}, claimed_by = null,
+        failures = failures + ${settlement.counter === 'failures' ? 1 : 0},
+        deferrals = deferrals + ${settlement.counter === 'deferrals' ? 1 : 0},
+        sent_at = ${delivered ? db`coalesce(sent_at, now())` : db`sent_at`}, updated_at = now()
       where id = ${id}
+    ), history as (
+      insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
+      values (${id}, ${line.attempt}, ${line.kind}, ${line.reply}, ${db.json(jsonOf(line.recipients))})
     )
-    ${clearFailures(db, connectionId)}`
+    ${delivered ? clearFailures(db, connectionId) : db`select 1`}`
 }
 
-/**
- * A /send attempt that failed. `releaseKey`: its idempotency key is freed, so that the caller's
- * retry with the same key is a new attempt rather than a replay of this failure.
- */
-export async function markAttemptFailed(
-  db: Db,
-  id: number,
-  error: string,
-  releaseKey: boolean,
-): Promise<void> {
-  await db`
-    update outbox set status = 'failed', error = ${error}, lease_expires_at = null, updated_at = now(),
-      idempotency_key_sha256 = ${releaseKey ? null : db`idempotency_key_sha256`}
-    where id = ${id}`
+/** postgres.js's json() wants its own JSON type; outcomes are plain data. */
+function jsonOf(recipients: RecipientOutcome[]) {
+  return recipients.map((r) => ({ address: r.address, status: r.status, reply: r.reply }))
 }
 
 export type AttemptRecord = OutboxRecord & { in_flight: boolean }
@@ -204,8 +245,14 @@ export async function enqueueMessages(
 /** A claimed message and what its retry schedule needs. */
 export interface ClaimedMessage {
   id: number
+  /** This attempt's number. */
+  attempts: number
   failures: number
   deferrals: number
+  /** How long the message has been in the queue (mailroom_now() time). */
+  age_ms: number
+  /** Every recipient's outcome so far; null before the first attempt. */
+  recipients: RecipientOutcome[] | null
   message_id: string
   to_addresses: string[]
   cc_addresses: string[]
@@ -237,8 +284,9 @@ export async function claimNext(
       updated_at = now()
     from next, connections c
     where o.id = next.id and c.id = o.connection_id and ${mayGoNow(tx)}
-    returning o.id, o.failures, o.deferrals, o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses,
-      o.subject, o.text_body, o.html_body`
+    returning o.id, o.attempts, o.failures, o.deferrals,
+      extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
+      o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body`
   return row
 }
 
@@ -253,35 +301,6 @@ function backToQueue(db: Db, error: string) {
   return db`
     status = case when connection_id is null then 'failed' else 'queued' end,
     error = case when connection_id is null then ${CONNECTION_DELETED} else ${error} end`
-}
-
-/** Back to the queue, due after `delayMs` (see backToQueue). */
-export async function requeue(
-  db: Db,
-  id: number,
-  delayMs: number,
-  error: string,
-  counter: 'failures' | 'deferrals',
-): Promise<void> {
-  await db`
-    update outbox set
-      ${backToQueue(db, error)},
-      failures = failures + ${counter === 'failures' ? 1 : 0},
-      deferrals = deferrals + ${counter === 'deferrals' ? 1 : 0},
-      next_attempt_at = mailroom_now() + ${delayMs} * interval '1 millisecond',
-      claimed_by = null, updated_at = now()
-    where id = ${id}`
-}
-
-/**
- * Ends a queued message as failed with the reason (a refused address, retries used up). Its
- * content stays until retention removes the record: a batch's failed recipients can be retried.
- */
-export async function failQueued(db: Db, id: number, error: string): Promise<void> {
-  await db`
-    update outbox set status = 'failed', error = ${error}, failures = failures + 1,
-      next_attempt_at = null, claimed_by = null, updated_at = now()
-    where id = ${id}`
 }
 
 /** A deleted connection fails the mail still waiting on it; run in the deleting transaction. */
@@ -384,8 +403,9 @@ export function failedRecipients(db: Db, batchId: number): Promise<FailedRecipie
 }
 
 /**
- * Queues a batch's failed recipients again (their counts reset), through their connection or,
- * when theirs was deleted, `fallbackConnectionId`. Returns the connection of each.
+ * Queues a batch's failed recipients again (their counts and outcomes reset: each record is one
+ * recipient), through their connection or, when theirs was deleted, `fallbackConnectionId`.
+ * Returns the connection of each.
  */
 export async function requeueFailedOfBatch(
   tx: Db,
@@ -393,7 +413,7 @@ export async function requeueFailedOfBatch(
   fallbackConnectionId: number | null,
 ): Promise<(number | null)[]> {
   const rows = await tx<{ connection_id: number | null }[]>`
-    update outbox set status = 'queued', error = null, failures = 0, deferrals = 0,
+    update outbox set status = 'queued', error = null, failures = 0, deferrals = 0, recipients = null,
       connection_id = coalesce(connection_id, ${fallbackConnectionId}::int), next_attempt_at = mailroom_now(),
       updated_at = now()
     where batch_id = ${batchId} and status = 'failed'
