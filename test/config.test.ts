@@ -1,3 +1,4 @@
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.ts'
@@ -13,6 +14,8 @@ describe('settings (rulings: names and operator interface)', () => {
       allowPrivateSmtpHosts: false,
       logLevel: 'info',
       bodyLimitBytes: 10 * 1024 * 1024,
+      ehloName: os.hostname(),
+      queueLifetimeHours: 72,
     })
   })
 
@@ -27,6 +30,8 @@ describe('settings (rulings: names and operator interface)', () => {
         MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: 'true',
         LOG_LEVEL: 'debug',
         MAILROOM_BODY_LIMIT_BYTES: '2048',
+        MAILROOM_EHLO_NAME: 'mta.example.com',
+        MAILROOM_QUEUE_LIFETIME_HOURS: '120',
       }),
     ).toEqual({
       port: 8080,
@@ -37,7 +42,20 @@ describe('settings (rulings: names and operator interface)', () => {
       allowPrivateSmtpHosts: true,
       logLevel: 'debug',
       bodyLimitBytes: 2048,
+      ehloName: 'mta.example.com',
+      queueLifetimeHours: 120,
     })
+  })
+
+  it("names itself to SMTP servers after MAILROOM_PUBLIC_URL's host when no EHLO name is set", () => {
+    expect(loadConfig({ MAILROOM_PUBLIC_URL: 'https://mail.acme.example/' }).ehloName).toBe(
+      'mail.acme.example',
+    )
+    expect(loadConfig({ MAILROOM_PUBLIC_URL: 'not a url' }).ehloName).toBe(os.hostname())
+    expect(
+      loadConfig({ MAILROOM_PUBLIC_URL: 'https://mail.acme.example', MAILROOM_EHLO_NAME: 'mx.acme.example' })
+        .ehloName,
+    ).toBe('mx.acme.example')
   })
 
   it.each(['1', 'true', 'yes', 'on', 'TRUE'])(

@@ -248,22 +248,25 @@ export async function countProviderFailure(
   rule: PauseRule,
   failure: ProviderFailure,
 ): Promise<{ pausedNow: boolean }> {
-  const counts = db`coalesce(failure_window_until <= mailroom_now(), true)`
-  const pauses = db`(${counts} and consecutive_failures + 1 >= ${rule.failuresBeforePause})`
+  // Decided on the row as it was (RETURNING sees it updated).
+  const counts = db`coalesce(was.failure_window_until <= mailroom_now(), true)`
+  const pauses = db`(${counts} and was.consecutive_failures + 1 >= ${rule.failuresBeforePause})`
   const [row] = await db<{ paused_now: boolean }[]>`
-    update connections set
-      consecutive_failures = case when ${pauses} then 0 when ${counts} then consecutive_failures + 1
-                                  else consecutive_failures end,
+    with was as (select consecutive_failures, failure_window_until from connections where id = ${id} for update)
+    update connections c set
+      consecutive_failures = case when ${pauses} then 0 when ${counts} then was.consecutive_failures + 1
+                                  else was.consecutive_failures end,
       failure_window_until = case when ${counts}
-        then mailroom_now() + ${failure.windowMs} * interval '1 millisecond' else failure_window_until end,
+        then mailroom_now() + ${failure.windowMs} * interval '1 millisecond' else was.failure_window_until end,
       paused_until = case when ${pauses}
         then mailroom_now() + make_interval(mins => least(
-          ${rule.firstPauseMinutes} * power(2, least(pause_streak, 10))::int, ${rule.longestPauseMinutes}))
-        else paused_until end,
-      paused_by = case when ${pauses} then ${failure.kind} else paused_by end,
-      pause_reason = case when ${pauses} then ${failure.reason} else pause_reason end,
-      pause_streak = case when ${pauses} then pause_streak + 1 else pause_streak end
-    where id = ${id}
+          ${rule.firstPauseMinutes} * power(2, least(c.pause_streak, 10))::int, ${rule.longestPauseMinutes}))
+        else c.paused_until end,
+      paused_by = case when ${pauses} then ${failure.kind} else c.paused_by end,
+      pause_reason = case when ${pauses} then ${failure.reason} else c.pause_reason end,
+      pause_streak = case when ${pauses} then c.pause_streak + 1 else c.pause_streak end
+    from was
+    where c.id = ${id}
     returning ${pauses} as paused_now`
   return { pausedNow: row?.paused_now ?? false }
 }

@@ -5,7 +5,7 @@
  * none of which may burn an attempt or end the message failed.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   deleteConnection,
   disableConnection,
@@ -20,14 +20,13 @@ import {
   holdsUntil,
   outboxRecord,
   startAppBeforeTopOfHour,
-  startTestWorker,
   TEST_RETRY,
   waitFor,
   waitForOutbox,
   waitForOutboxStatus,
 } from '../support/queue.ts'
 import { type Sender, type SenderOptions, startSender } from '../support/sending.ts'
-import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
+import type { ReceivedMessage } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 
@@ -175,7 +174,9 @@ describe('transient and permanent failures', () => {
     const s = await sender({ behaviour: TRANSIENT })
     const id = await enqueued(app, s.key)
     const failed = await waitForOutboxStatus(app, s.accountId, id, 'failed', 10_000)
-    expect(failed.error).toMatch(/Gave up after 3 failed attempts: 450 4\.2\.1 Mailbox temporarily unavailable/)
+    expect(failed.error).toMatch(
+      /Gave up after 3 failed attempts: 450 4\.2\.1 Mailbox temporarily unavailable/,
+    )
     expect(failed.attempts).toBe(TEST_RETRY.maxFailures)
     expect((await counters(id)).failures).toBe(TEST_RETRY.maxFailures)
     expect(s.sink.messages).toHaveLength(0)
@@ -262,7 +263,14 @@ describe('held mail: paused, disabled, deleted connections', () => {
     })
     const id = await enqueued(app, s.key)
     await waitFor(
-      async () => JSON.stringify(await app.services.sql`select consecutive_failures, failure_window_until, paused_until, queue_backoff_until, mailroom_now() as now from connections where id = ${s.connectionId}`) + JSON.stringify(await app.services.sql`select attempt, at, outcome from outbox_attempts where outbox_id = ${id}`),
+      async () =>
+        JSON.stringify(
+          await app.services
+            .sql`select consecutive_failures, failure_window_until, paused_until, queue_backoff_until, mailroom_now() as now from connections where id = ${s.connectionId}`,
+        ) +
+        JSON.stringify(
+          await app.services.sql`select attempt, at, outcome from outbox_attempts where outbox_id = ${id}`,
+        ),
       async () => {
         const [row] = await app.services.sql<{ paused: boolean }[]>`
         select coalesce(paused_until > mailroom_now(), false) as paused from connections where id = ${s.connectionId}`
