@@ -12,13 +12,18 @@ export interface Config {
   allowPrivateSmtpHosts: boolean
   logLevel: string
   bodyLimitBytes: number
+  /** Where people reach the service (links in emails, `Secure` cookies); no trailing slash. */
+  publicUrl: string
+  /** Behind a reverse proxy: the client address is the last one `X-Forwarded-For` names. */
+  trustProxy: boolean
 }
 
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on'])
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integerSetting(env, 'PORT', 3000)
   return {
-    port: integerSetting(env, 'PORT', 3000),
+    port,
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(env.MAILROOM_DATA_DIR || '.mailroom'),
@@ -26,7 +31,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateSmtpHosts: TRUE_WORDS.has((env.MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS ?? '').toLowerCase()),
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: integerSetting(env, 'MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024),
+    publicUrl: publicUrlSetting(env.MAILROOM_PUBLIC_URL || `http://127.0.0.1:${port}`),
+    trustProxy: TRUE_WORDS.has((env.MAILROOM_TRUST_PROXY ?? '').toLowerCase()),
   }
+}
+
+function publicUrlSetting(raw: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash)
+    throw new Error(`MAILROOM_PUBLIC_URL must be an http or https address, got "${raw}"`)
+  return url.href.replace(/\/+$/, '')
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

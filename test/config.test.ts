@@ -13,6 +13,8 @@ describe('settings (rulings: names and operator interface)', () => {
       allowPrivateSmtpHosts: false,
       logLevel: 'info',
       bodyLimitBytes: 10 * 1024 * 1024,
+      publicUrl: 'http://127.0.0.1:3000',
+      trustProxy: false,
     })
   })
 
@@ -27,6 +29,8 @@ describe('settings (rulings: names and operator interface)', () => {
         MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: 'true',
         LOG_LEVEL: 'debug',
         MAILROOM_BODY_LIMIT_BYTES: '2048',
+        MAILROOM_PUBLIC_URL: 'https://mail.example.com/',
+        MAILROOM_TRUST_PROXY: '1',
       }),
     ).toEqual({
       port: 8080,
@@ -37,6 +41,8 @@ describe('settings (rulings: names and operator interface)', () => {
       allowPrivateSmtpHosts: true,
       logLevel: 'debug',
       bodyLimitBytes: 2048,
+      publicUrl: 'https://mail.example.com',
+      trustProxy: true,
     })
   })
 
@@ -51,6 +57,17 @@ describe('settings (rulings: names and operator interface)', () => {
     'MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=%j keeps them refused',
     (value) => {
       expect(loadConfig({ MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: value }).allowPrivateSmtpHosts).toBe(false)
+    },
+  )
+
+  it('MAILROOM_PUBLIC_URL defaults to the port the service listens on', () => {
+    expect(loadConfig({ PORT: '8025' }).publicUrl).toBe('http://127.0.0.1:8025')
+  })
+
+  it.each(['mail.example.com', 'ftp://mail.example.com', 'https://mail.example.com/?a=1'])(
+    'refuses MAILROOM_PUBLIC_URL=%s with a message naming the setting',
+    (value) => {
+      expect(() => loadConfig({ MAILROOM_PUBLIC_URL: value })).toThrow(/MAILROOM_PUBLIC_URL/)
     },
   )
 

@@ -75,6 +75,8 @@ function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config
     allowPrivateSmtpHosts: true,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     bodyLimitBytes: 10 * 1024 * 1024,
+    publicUrl: 'http://localhost',
+    trustProxy: false,
     ...settings,
   }
 }
