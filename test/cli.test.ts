@@ -433,6 +433,8 @@ describe('mailroom operator command', () => {
           allowPrivateSmtpHosts: true,
           logLevel: 'silent',
           bodyLimitBytes: 10 * 1024 * 1024,
+          publicUrl: 'http://127.0.0.1',
+          trustProxy: false,
         },
         createLogger('silent'),
       )
