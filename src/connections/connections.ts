@@ -183,7 +183,8 @@ function checkPort(port: number): SmtpPort {
 }
 
 function checkQuota({ quota, per }: QuotaInput): { quota: number; per: QuotaPeriod } {
-  if (!Number.isInteger(quota) || quota < 1) throw invalid('the quota must be a positive whole number of emails')
+  if (!Number.isInteger(quota) || quota < 1)
+    throw invalid('the quota must be a positive whole number of emails')
   const period = QUOTA_PERIODS.find((p) => p === per)
   if (!period) throw invalid('the quota is per "day" or per "hour"')
   return { quota, per: period }
