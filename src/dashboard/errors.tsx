@@ -4,7 +4,7 @@ import { leaveMessage } from '../accounts/sessions.ts'
 import { AppError } from '../errors.ts'
 import { ERROR_CATALOG } from '../generated/errors.ts'
 import type { DashboardContext, DashboardEnv } from './env.ts'
-import { page, plainPage, type Refusal } from './layout.tsx'
+import { page, plainPage, type Refusal, RefusalNotice } from './layout.tsx'
 
 /**
  * Another account's resource is as missing as one that never was: the API's 403 `Access
@@ -74,10 +74,10 @@ export async function act(
   return c.redirect(to, 303)
 }
 
-function errorPage(c: DashboardContext, title: string, message: string, status: ContentfulStatusCode) {
+function errorPage(c: DashboardContext, title: string, refusal: Refusal, status: ContentfulStatusCode) {
   const content = (
     <>
-      <p>{message}</p>
+      <RefusalNotice refusal={refusal} />
       <p>
         <a href="/dashboard">Back to the dashboard</a>
       </p>
@@ -88,15 +88,20 @@ function errorPage(c: DashboardContext, title: string, message: string, status: 
     : plainPage(c, title, content, status)
 }
 
-const NOT_FOUND = 'There is nothing at this address on your account.'
+const NOT_FOUND: Refusal = { message: 'There is nothing at this address on your account.' }
 
 export const onError: ErrorHandler<DashboardEnv> = (error, c) => {
   if (error instanceof AppError && isNotFound(error)) return errorPage(c, 'Not found', NOT_FOUND, 404)
   if (error instanceof AppError && error.code !== 'INTERNAL_ERROR') {
-    return errorPage(c, 'Not done', refusalOf(error).message, statusOf(error))
+    return errorPage(c, 'Not done', refusalOf(error), statusOf(error))
   }
   c.get('services').log.error({ err: error, method: c.req.method, path: c.req.path }, 'dashboard failure')
-  return errorPage(c, 'Something went wrong', 'The page could not be shown. Try again in a moment.', 500)
+  return errorPage(
+    c,
+    'Something went wrong',
+    { message: 'The page could not be shown. Try again in a moment.' },
+    500,
+  )
 }
 
 export const notFound: NotFoundHandler<DashboardEnv> = (c) => errorPage(c, 'Not found', NOT_FOUND, 404)

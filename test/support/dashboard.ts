@@ -87,7 +87,7 @@ export function accountWithPassword(
   password: string,
   plan: 'free' | 'pro' = 'free',
 ): Promise<Account> {
-  return createAccountWithPassword(app.services.sql, { email: uniqueEmail('owner'), plan, password })
+  return createAccountWithPassword(app.services.sql, { email: uniqueEmail('dash-owner'), plan, password })
 }
 
 /** A client signed in to a new account (or `account`) through a session made directly. */
@@ -97,7 +97,7 @@ export async function signedIn(
 ): Promise<{ browser: Client; account: Account }> {
   const account =
     options.account ??
-    (await createAccount(app.services.sql, { email: uniqueEmail('owner'), plan: options.plan ?? 'free' }))
+    (await createAccount(app.services.sql, { email: uniqueEmail('dash-owner'), plan: options.plan ?? 'free' }))
   const { token } = await startSession(app.services.sql, account.id)
   const browser = client(app)
   browser.cookies.set('mailroom_session', token)
