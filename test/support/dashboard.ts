@@ -97,7 +97,10 @@ export async function signedIn(
 ): Promise<{ browser: Client; account: Account }> {
   const account =
     options.account ??
-    (await createAccount(app.services.sql, { email: uniqueEmail('dash-owner'), plan: options.plan ?? 'free' }))
+    (await createAccount(app.services.sql, {
+      email: uniqueEmail('dash-owner'),
+      plan: options.plan ?? 'free',
+    }))
   const { token } = await startSession(app.services.sql, account.id)
   const browser = client(app)
   browser.cookies.set('mailroom_session', token)
