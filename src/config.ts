@@ -13,6 +13,10 @@ export interface Config {
   allowPrivateSmtpHosts: boolean
   logLevel: string
   bodyLimitBytes: number
+  /** Where people reach the service (links in emails, `Secure` cookies); no trailing slash. */
+  publicUrl: string
+  /** Behind a reverse proxy: the client address is the last one `X-Forwarded-For` names. */
+  trustProxy: boolean
   /** The name Mailroom gives itself to SMTP servers (EHLO), seen in every Received: header. */
   ehloName: string
   /** How long queued mail may keep being deferred before it ends failed (hours). */
@@ -22,8 +26,10 @@ export interface Config {
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on'])
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integerSetting(env, 'PORT', 3000)
+  const publicUrl = publicUrlSetting(env.MAILROOM_PUBLIC_URL || `http://127.0.0.1:${port}`)
   return {
-    port: integerSetting(env, 'PORT', 3000),
+    port,
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(env.MAILROOM_DATA_DIR || '.mailroom'),
@@ -31,19 +37,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateSmtpHosts: TRUE_WORDS.has((env.MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS ?? '').toLowerCase()),
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: integerSetting(env, 'MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024),
-    ehloName: env.MAILROOM_EHLO_NAME || hostOf(env.MAILROOM_PUBLIC_URL) || os.hostname(),
+    publicUrl,
+    trustProxy: TRUE_WORDS.has((env.MAILROOM_TRUST_PROXY ?? '').toLowerCase()),
+    // The public address names this service; the default one (loopback) names no host.
+    ehloName:
+      env.MAILROOM_EHLO_NAME ||
+      (env.MAILROOM_PUBLIC_URL ? new URL(publicUrl).hostname.replace(/^\[(.*)\]$/, '$1') : os.hostname()),
     queueLifetimeHours: integerSetting(env, 'MAILROOM_QUEUE_LIFETIME_HOURS', 72),
   }
 }
 
-/** The host name of a URL setting, when it is one. */
-function hostOf(url: string | undefined): string | undefined {
-  if (!url) return undefined
-  try {
-    return new URL(url).hostname.replace(/^\[(.*)\]$/, '$1') || undefined
-  } catch {
-    return undefined
-  }
+function publicUrlSetting(raw: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash)
+    throw new Error(`MAILROOM_PUBLIC_URL must be an http or https address, got "${raw}"`)
+  return url.href.replace(/\/+$/, '')
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -435,6 +435,8 @@ describe('mailroom operator command', () => {
           bodyLimitBytes: 10 * 1024 * 1024,
           ehloName: 'mailroom.test',
           queueLifetimeHours: 72,
+          publicUrl: 'http://127.0.0.1',
+          trustProxy: false,
         },
         createLogger('silent'),
       )

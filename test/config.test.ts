@@ -16,6 +16,8 @@ describe('settings (rulings: names and operator interface)', () => {
       bodyLimitBytes: 10 * 1024 * 1024,
       ehloName: os.hostname(),
       queueLifetimeHours: 72,
+      publicUrl: 'http://127.0.0.1:3000',
+      trustProxy: false,
     })
   })
 
@@ -32,6 +34,8 @@ describe('settings (rulings: names and operator interface)', () => {
         MAILROOM_BODY_LIMIT_BYTES: '2048',
         MAILROOM_EHLO_NAME: 'mta.example.com',
         MAILROOM_QUEUE_LIFETIME_HOURS: '120',
+        MAILROOM_PUBLIC_URL: 'https://mail.example.com/',
+        MAILROOM_TRUST_PROXY: '1',
       }),
     ).toEqual({
       port: 8080,
@@ -44,6 +48,8 @@ describe('settings (rulings: names and operator interface)', () => {
       bodyLimitBytes: 2048,
       ehloName: 'mta.example.com',
       queueLifetimeHours: 120,
+      publicUrl: 'https://mail.example.com',
+      trustProxy: true,
     })
   })
 
@@ -51,7 +57,8 @@ describe('settings (rulings: names and operator interface)', () => {
     expect(loadConfig({ MAILROOM_PUBLIC_URL: 'https://mail.acme.example/' }).ehloName).toBe(
       'mail.acme.example',
     )
-    expect(loadConfig({ MAILROOM_PUBLIC_URL: 'not a url' }).ehloName).toBe(os.hostname())
+    // The default public address (loopback) names no host.
+    expect(loadConfig({}).ehloName).toBe(os.hostname())
     expect(
       loadConfig({ MAILROOM_PUBLIC_URL: 'https://mail.acme.example', MAILROOM_EHLO_NAME: 'mx.acme.example' })
         .ehloName,
@@ -69,6 +76,17 @@ describe('settings (rulings: names and operator interface)', () => {
     'MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=%j keeps them refused',
     (value) => {
       expect(loadConfig({ MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: value }).allowPrivateSmtpHosts).toBe(false)
+    },
+  )
+
+  it('MAILROOM_PUBLIC_URL defaults to the port the service listens on', () => {
+    expect(loadConfig({ PORT: '8025' }).publicUrl).toBe('http://127.0.0.1:8025')
+  })
+
+  it.each(['mail.example.com', 'ftp://mail.example.com', 'https://mail.example.com/?a=1'])(
+    'refuses MAILROOM_PUBLIC_URL=%s with a message naming the setting',
+    (value) => {
+      expect(() => loadConfig({ MAILROOM_PUBLIC_URL: value })).toThrow(/MAILROOM_PUBLIC_URL/)
     },
   )
 

@@ -1,4 +1,5 @@
 import { createAccount, listAccounts, setPlan } from '../accounts/accounts.ts'
+import { createAccountWithPassword, setPassword } from '../accounts/passwords.ts'
 import { batchFailures, retryBatch } from '../batches/batches.ts'
 import {
   addConnection,
@@ -41,9 +42,23 @@ async function password(
 
 /** Every operator command but `start`, keyed by "<group> <verb>". */
 export const COMMANDS: Record<string, Command> = {
-  'account create': (s, argv) => {
-    const { values } = parseCommand(argv, { email: { type: 'string' }, plan: { type: 'string' } })
-    return createAccount(s.sql, { email: required(values, 'email'), plan: values.plan })
+  'account create': async (s, argv, stdin) => {
+    const { values } = parseCommand(argv, {
+      email: { type: 'string' },
+      plan: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+    })
+    const account = { email: required(values, 'email'), plan: values.plan }
+    const secret = await password(values, stdin)
+    return secret === undefined
+      ? createAccount(s.sql, account)
+      : createAccountWithPassword(s.sql, { ...account, password: secret })
+  },
+  'account set-password': async (s, argv, stdin) => {
+    const { values, positionals } = parseCommand(argv, { 'password-stdin': { type: 'boolean' } })
+    if (!values['password-stdin'])
+      throw new UsageError('usage: mailroom account set-password <account-id> --password-stdin')
+    return setPassword(s.sql, id(positionals, 'account id'), (await password(values, stdin)) ?? '')
   },
   'account set-plan': (s, argv) => {
     const { positionals } = parseCommand(argv, {})

@@ -10,7 +10,7 @@ import { parseStartOptions, start, stopSignal } from './start.ts'
 const USAGE = `usage: mailroom <command>
   start [--no-worker | --worker-only]   run the API server and background worker
   migrate                               apply database migrations, then exit
-  account create|set-plan|list          manage accounts
+  account create|set-plan|set-password|list   manage accounts
   connection add|list|update|disable|enable|pause|resume|delete
   key create|list|rotate|revoke|scope
 See the README for every flag.`
