@@ -1,12 +1,6 @@
-import {
-  type DayActivity,
-  dailyActivity,
-  dailyUnitsUsed,
-  type QuotaUse,
-  quotaUse,
-  sentToday,
-} from '../db/activity.ts'
+import { type DayActivity, dailyActivity, sentToday } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
+import { dailyUnitsUsed, type QuotaUse, quotaUse } from '../db/usage.ts'
 import { PLAN_LIMITS, type Plan } from '../plans.ts'
 
 export type { DayActivity, QuotaUse }

@@ -1,4 +1,4 @@
-import { memberPage } from '../db/audience-views.ts'
+import { memberPage } from '../db/audiences.ts'
 import type { Sql } from '../db/sql.ts'
 import { type AddedMembers, type AudienceMember, addMembers, getAudience } from './audiences.ts'
 import { MAX_MEMBER_LINES, type ReadMembers } from './member-lines.ts'

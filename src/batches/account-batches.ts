@@ -1,10 +1,11 @@
 import { requireFeature } from '../accounts/features.ts'
-import { batchPage, type FailedRecipientRow, failedRecipientPage } from '../db/batch-views.ts'
+import { batchPage } from '../db/batches.ts'
+import { type FailedRecipient, failedRecipients as failedRecipientRows } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Plan } from '../plans.ts'
 import { asBatch, type Batch, deleteBatch, getBatch, retryBatch } from './batches.ts'
 
-export type { Batch, FailedRecipientRow }
+export type { Batch, FailedRecipient }
 
 /** Batches and failed recipients on one page of the dashboard. */
 export const BATCH_PAGE_SIZE = 25
@@ -38,9 +39,9 @@ export async function failedRecipients(
   owner: BatchOwner,
   id: number,
   after?: number,
-): Promise<{ failures: FailedRecipientRow[]; more: number | undefined }> {
+): Promise<{ failures: FailedRecipient[]; more: number | undefined }> {
   await ownBatch(sql, owner, id)
-  const rows = await failedRecipientPage(sql, id, { after, limit: FAILURE_PAGE_SIZE + 1 })
+  const rows = await failedRecipientRows(sql, id, { after, limit: FAILURE_PAGE_SIZE + 1 })
   const failures = rows.slice(0, FAILURE_PAGE_SIZE)
   return { failures, more: rows.length > FAILURE_PAGE_SIZE ? failures.at(-1)?.outbox_id : undefined }
 }

@@ -3,7 +3,7 @@ import {
   type Batch,
   type BatchOwner,
   deleteOwnBatch,
-  type FailedRecipientRow,
+  type FailedRecipient,
   failedRecipients,
   listBatches,
   ownBatch,
@@ -201,7 +201,7 @@ async function batchPage(
 function Progress(props: {
   c: DashboardContext
   batch: Batch
-  failures: { failures: FailedRecipientRow[] }
+  failures: { failures: FailedRecipient[] }
   live: boolean
 }) {
   const { batch, failures } = props

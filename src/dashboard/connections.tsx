@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { ownConnection, type PauseReason, queuedMail, whyPaused } from '../connections/account-connections.ts'
+import { ownConnection, queuedMail } from '../connections/account-connections.ts'
 import {
   addConnection,
   type ConnectionView,
@@ -151,10 +151,7 @@ interface PageState {
 async function listPage(c: DashboardContext, state: PageState, status: ContentfulStatusCode = 200) {
   const { accountId } = c.get('session')
   const sql = c.get('services').sql
-  const [connections, reasons] = await Promise.all([
-    listConnections(sql, accountId),
-    whyPaused(sql, accountId),
-  ])
+  const connections = await listConnections(sql, accountId)
   const v = state.values ?? {}
   return page(
     c,
@@ -189,7 +186,7 @@ async function listPage(c: DashboardContext, state: PageState, status: Contentfu
                   </td>
                   <td>{x.rate} a minute</td>
                   <td>
-                    <Status connection={x} reason={reasons.get(x.id)} />
+                    <Status connection={x} />
                   </td>
                 </tr>
               ))}
@@ -271,8 +268,8 @@ function QuotaFields(props: { values: Values }) {
   )
 }
 
-function Status(props: { connection: ConnectionView; reason?: PauseReason | undefined }) {
-  const { connection, reason } = props
+function Status(props: { connection: ConnectionView }) {
+  const { connection } = props
   if (connection.status === 'disabled') return <mark class="tag bad">disabled</mark>
   if (connection.status === 'active') return <mark class="tag good">active</mark>
   return (
@@ -286,15 +283,15 @@ function Status(props: { connection: ConnectionView; reason?: PauseReason | unde
         ) : (
           'until resumed'
         )}
-        {reason?.automatic ? (
+        {connection.paused_by === 'operator' ? ' by hand' : null}
+        {connection.paused_by === 'pushback' ? ' by Mailroom: the provider kept asking to slow down' : null}
+        {connection.paused_by === 'unreachable' ? (
           <>
             {' '}
-            by Mailroom after repeated provider failures
-            {reason.last_error ? <span class="wrap">: {reason.last_error}</span> : null}
+            by Mailroom: the server was out of reach (it is checked every minute, and resumed when it answers)
           </>
-        ) : (
-          ' by hand'
-        )}
+        ) : null}
+        {connection.pause_reason ? <span class="wrap">: {connection.pause_reason}</span> : null}
       </small>
     </>
   )
@@ -307,7 +304,6 @@ async function editPage(
   status: ContentfulStatusCode = 200,
 ) {
   const token = c.get('formToken')
-  const reasons = await whyPaused(c.get('services').sql, c.get('session').accountId)
   const values = state.values ?? {
     quota: connection.quota === null ? '' : String(connection.quota),
     per: connection.quota_period ?? 'day',
@@ -329,7 +325,7 @@ async function editPage(
         <dd class="wrap">{connection.username}</dd>
         <dt>Status</dt>
         <dd>
-          <Status connection={connection} reason={reasons.get(connection.id)} />
+          <Status connection={connection} />
         </dd>
         <dt>Default</dt>
         <dd>{connection.is_default ? 'yes: sends when a request names no address' : 'no'}</dd>

@@ -158,12 +158,13 @@ export function pausedFor(db: Db, minutes: number | undefined): Fragment {
     minutes === undefined
       ? db`'infinity'::timestamptz`
       : db`mailroom_now() + make_interval(mins => ${minutes})`
-  return db`paused_until = ${until}`
+  return db`paused_until = ${until}, paused_by = 'operator', pause_reason = null`
 }
 
 /** Resumed by hand: no pause, no back-off, no failure streak. */
 export function resumed(db: Db): Fragment {
-  return db`paused_until = null, queue_backoff_until = null, consecutive_failures = 0, pause_streak = 0`
+  return db`paused_until = null, paused_by = null, pause_reason = null, queue_backoff_until = null,
+    consecutive_failures = 0, pause_streak = 0`
 }
 
 /**

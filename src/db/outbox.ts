@@ -2,7 +2,7 @@ import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /**
  * The outbox (table outbox): every attempted send, whatever its path, and the queue, which is
@@ -396,10 +396,18 @@ export interface FailedRecipient {
   updated_at: string
 }
 
-export function failedRecipients(db: Db, batchId: number): Promise<FailedRecipient[]> {
+/** A batch's failed recipients in the order they were queued; a page of them (after `after`) when asked. */
+export function failedRecipients(
+  db: Db,
+  batchId: number,
+  page: { after?: number | undefined; limit?: number } = {},
+): Promise<FailedRecipient[]> {
   return db<FailedRecipient[]>`
     select id as outbox_id, to_addresses[1] as email, error, attempts, api_timestamp(updated_at) as updated_at
-    from outbox where batch_id = ${batchId} and status = 'failed' order by id`
+    from outbox
+    where batch_id = ${batchId} and status = 'failed' ${page.after === undefined ? db`` : db`and id > ${page.after}`}
+    order by id
+    ${page.limit === undefined ? db`` : db`limit ${page.limit}`}`
 }
 
 /**
@@ -428,4 +436,153 @@ export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): 
     where a.id = o.account_id and o.status in ('sent', 'failed') and o.batch_id is null
       and o.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)`
   return gone.count
+}
+
+/** Mail waiting on the account's connection: what deleting it would fail. */
+export async function queuedOnConnection(db: Db, accountId: number, connectionId: number): Promise<number> {
+  const [row] = await db<{ queued: number }[]>`
+    select count(*)::int as queued from outbox
+    where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued'`
+  return row?.queued ?? 0
+}
+
+// ---------------------------------------------------------------- The account's sending, for its owner
+
+/** Messages sent today (UTC). */
+export async function sentToday(db: Db, accountId: number): Promise<number> {
+  const [row] = await db<{ sent: number }[]>`
+    select count(*)::int as sent from outbox
+    where account_id = ${accountId} and status = 'sent'
+      and created_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC' - interval '1 day'
+      and sent_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC'`
+  return row?.sent ?? 0
+}
+
+export interface DayActivity {
+  /** YYYY-MM-DD, UTC. */
+  day: string
+  sent: number
+  failed: number
+}
+
+/**
+ * Sent and failed messages per UTC day over the last `days` days, today included, days without
+ * any included: a message counts on the day it was sent, or failed for the last time.
+ */
+export function dailyActivity(db: Db, accountId: number, days: number): Promise<DayActivity[]> {
+  const first = db`((now() at time zone 'UTC')::date - ${days - 1}::int)`
+  return db<DayActivity[]>`
+    with activity as (
+      select (coalesce(sent_at, updated_at) at time zone 'UTC')::date as day,
+        count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'failed') as failed
+      from outbox
+      where account_id = ${accountId} and status in ('sent', 'failed')
+        -- Records are made before they end: the index on created_at bounds the scan.
+        and created_at >= ${first}::timestamp at time zone 'UTC' - interval '1 day'
+      group by 1
+    )
+    select to_char(d, 'YYYY-MM-DD') as day, coalesce(a.sent, 0)::int as sent, coalesce(a.failed, 0)::int as failed
+    from generate_series(${first}, (now() at time zone 'UTC')::date, interval '1 day') as d
+    left join activity a on a.day = d::date
+    order by d`
+}
+
+// ---------------------------------------------------------------- The outbox as its owner browses it
+
+export interface OutboxFilter {
+  status?: OutboxStatus | undefined
+  connectionId?: number | undefined
+  batchId?: number | undefined
+  /** First day (YYYY-MM-DD, UTC), included. */
+  from?: string | undefined
+  /** Last day (YYYY-MM-DD, UTC), included. */
+  to?: string | undefined
+  /** Part of a recipient's address or of the subject, any case. */
+  search?: string | undefined
+}
+
+export interface OutboxListRow {
+  id: number
+  status: OutboxStatus
+  from: string
+  to: string[]
+  subject: string
+  error: string | null
+  attempts: number
+  created_at: string
+  sent_at: string | null
+}
+
+/** `%` and `_` in the search are plain characters, not LIKE's wildcards. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`
+}
+
+function conditions(db: Db, filter: OutboxFilter): Fragment[] {
+  const parts: Fragment[] = []
+  if (filter.status) parts.push(db`status = ${filter.status}`)
+  if (filter.connectionId !== undefined) parts.push(db`connection_id = ${filter.connectionId}`)
+  if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
+  if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)
+  if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
+  if (filter.search) {
+    const pattern = containing(filter.search)
+    parts.push(db`(subject ilike ${pattern}
+      or array_to_string(to_addresses || cc_addresses || bcc_addresses, ' ') ilike ${pattern})`)
+  }
+  return parts
+}
+
+/** Newest first, `limit` records older than the record `before` (from the newest without it). */
+export function outboxPage(
+  db: Db,
+  accountId: number,
+  filter: OutboxFilter,
+  page: { before?: number | undefined; limit: number },
+): Promise<OutboxListRow[]> {
+  const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
+  if (page.before !== undefined) where.push(db`id < ${page.before}`)
+  const all = where.reduce((sum, part) => db`${sum} and ${part}`)
+  return db<OutboxListRow[]>`
+    select id, status, from_address as "from", to_addresses as "to", subject, error, attempts,
+      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at
+    from outbox where ${all}
+    order by id desc limit ${page.limit}`
+}
+
+export interface OutboxDetail extends OutboxListRow {
+  cc: string[]
+  bcc: string[]
+  message_id: string
+  connection_id: number | null
+  /** The connection's sending address, null when it was deleted. */
+  connection_from: string | null
+  batch_id: number | null
+  /** The batch's name, null when there is no batch (or it was deleted). */
+  batch_name: string | null
+  next_attempt_at: string | null
+  updated_at: string
+  /** Null when the content was not kept. */
+  text_body: string | null
+  html_body: string | null
+}
+
+/** One record of the account, with its content when kept. */
+export async function outboxRecordDetail(
+  db: Db,
+  accountId: number,
+  id: number,
+): Promise<OutboxDetail | undefined> {
+  const [row] = await db<OutboxDetail[]>`
+    select o.id, o.status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
+      o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
+      c.from_address as connection_from, o.batch_id, b.name as batch_name,
+      case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
+      api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body
+    from outbox o
+    left join connections c on c.id = o.connection_id
+    left join batches b on b.id = o.batch_id
+    where o.id = ${id} and o.account_id = ${accountId}`
+  return row
 }

@@ -5,7 +5,7 @@ import {
   type OutboxListRow,
   outboxPage,
   outboxRecordDetail,
-} from '../db/outbox-views.ts'
+} from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 

@@ -27,7 +27,7 @@ import {
   waitForBatchEnd,
 } from '../support/batches.ts'
 import { humanText } from '../support/matchers.ts'
-import { holdsUntil, startAppBeforeTopOfHour } from '../support/queue.ts'
+import { holdsUntil, startAppBeforeTopOfHour, waitForMatch } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
@@ -380,8 +380,19 @@ describe('pacing and a disabled connection make a batch wait', () => {
     const id = await createdBatch(app, s.key, { template, recipients: addresses('dis', 30) })
     await s.sink.waitForMessages(5)
     await disableConnection(app.services.sql, s.connectionId, true)
-    // Sends under way when it was disabled may still finish: until their records catch up.
-    const held = await waitForBatch(app, s.key, id, (b) => b.sent_count === s.sink.messages.length)
+    // Sends under way when it was disabled may still finish: wait until none is in flight.
+    const { batch: held } = await waitForMatch(
+      `batch ${id} settled`,
+      async () => ({
+        batch: await batchOf(app, s.key, id),
+        inFlight: (
+          await app.services
+            .sql`select count(*)::int as n from outbox where batch_id = ${id} and status = 'sending'`
+        )[0]?.n,
+      }),
+      ({ batch, inFlight }) => inFlight === 0 && batch.sent_count === s.sink.messages.length,
+      10_000,
+    )
     expect(held).toMatchObject({ status: 'running', failed_count: 0 })
     expect(held.sent_count).toBeLessThan(30)
     await sleep(1_500)
