@@ -1,3 +1,4 @@
+import os from 'node:os'
 import path from 'node:path'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -25,6 +26,14 @@ export interface Config {
   bodyLimitBytes: number
   /** When set, GET /metrics asks for `Authorization: Bearer <token>`. */
   metricsToken: string | undefined
+  /** Where people reach the service (links in emails, `Secure` cookies); no trailing slash. */
+  publicUrl: string
+  /** Behind a reverse proxy: the client address is the last one `X-Forwarded-For` names. */
+  trustProxy: boolean
+  /** The name Mailroom gives itself to SMTP servers (EHLO), seen in every Received: header. */
+  ehloName: string
+  /** How long queued mail may keep being deferred before it ends failed (hours). */
+  queueLifetimeHours: number
 }
 
 /** A setting that cannot be used; the message names every bad one, on one line. */
@@ -64,19 +73,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? raw
       : new Invalid(`must be at least ${MIN_SECRET_LENGTH} characters long`),
   )
+  const port = read('PORT', 3000, (raw) => wholeNumber(raw, 0, MAX_PORT))
+  const publicUrl = read('MAILROOM_PUBLIC_URL', `http://127.0.0.1:${port}`, publicUrlSetting)
+  const flag = (name: string) =>
+    read(name, false, (raw) => {
+      const word = raw.toLowerCase()
+      if (TRUE_WORDS.includes(word)) return true
+      if (FALSE_WORDS.includes(word)) return false
+      return new Invalid(`must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}`)
+    })
   const config: Config = {
-    port: read('PORT', 3000, (raw) => wholeNumber(raw, 0, MAX_PORT)),
+    port,
     host: env.HOST || '127.0.0.1',
     databaseUrl,
     dataDir: path.resolve(env.MAILROOM_DATA_DIR || '.mailroom'),
     dataDirIsDefault: !env.MAILROOM_DATA_DIR,
     secret,
-    allowPrivateSmtpHosts: read('MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS', false, (raw) => {
-      const word = raw.toLowerCase()
-      if (TRUE_WORDS.includes(word)) return true
-      if (FALSE_WORDS.includes(word)) return false
-      return new Invalid(`must be one of ${[...TRUE_WORDS, ...FALSE_WORDS].join(', ')}`)
-    }),
+    allowPrivateSmtpHosts: flag('MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS'),
     logLevel: read<LogLevel>('LOG_LEVEL', 'info', (raw) => oneOf(LOG_LEVELS, raw)),
     logFormat: read<LogFormat>('LOG_FORMAT', 'json', (raw) => oneOf(LOG_FORMATS, raw)),
     bodyLimitBytes: read('MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, (raw) =>
@@ -84,6 +97,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     metricsToken: read<string | undefined>('MAILROOM_METRICS_TOKEN', undefined, (raw) =>
       /^[\x21-\x7e]+$/.test(raw) ? raw : new Invalid('must be printable ASCII without spaces'),
+    ),
+    publicUrl,
+    trustProxy: flag('MAILROOM_TRUST_PROXY'),
+    // The public address names this service; the default one (loopback) names no host.
+    ehloName:
+      env.MAILROOM_EHLO_NAME ||
+      (env.MAILROOM_PUBLIC_URL ? new URL(publicUrl).hostname.replace(/^\[(.*)\]$/, '$1') : os.hostname()),
+    queueLifetimeHours: read('MAILROOM_QUEUE_LIFETIME_HOURS', 72, (raw) =>
+      wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
     ),
   }
   if (databaseUrl && !env.MAILROOM_SECRET) {
@@ -104,6 +126,13 @@ function wholeNumber(raw: string, min: number, max: number): number | Invalid {
       ? `must be a whole number, at least ${min}`
       : `must be a whole number from ${min} to ${max}`,
   )
+}
+
+function publicUrlSetting(raw: string): string | Invalid {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash)
+    return new Invalid('must be an http or https address without query or fragment')
+  return url.href.replace(/\/+$/, '')
 }
 
 function oneOf<T extends string>(allowed: readonly T[], raw: string): T | Invalid {

@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import type { ZodError, z } from 'zod'
 import { ERROR_CATALOG, type ErrorCatalogEntry, type ErrorCode } from './generated/errors.ts'
 import type { ErrorDetailsSchema, ValidationIssueSchema } from './generated/routes.ts'
 
@@ -44,6 +44,15 @@ export class AppError extends Error {
 /** The specification's validation failure, for rules checked outside the generated validators. */
 export function invalidInput(issues: ValidationIssue[]): AppError {
   return new AppError('VALIDATION_ERROR', describeIssues(issues), { issues })
+}
+
+/** zod 4 keeps `issues` off its JSON form; the specification's body lists them, so build it. */
+export function zodIssues(error: ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
+    message: issue.message,
+    code: issue.code,
+  }))
 }
 
 /** One readable line: what the operator command prints and the dashboard shows. */

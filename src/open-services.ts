@@ -59,7 +59,10 @@ export async function openServices(
     await stopDatabase()
     throw error
   }
-  const transports = new TransportPool(secret, config.allowPrivateSmtpHosts)
+  const transports = new TransportPool(secret, {
+    allowPrivateHosts: config.allowPrivateSmtpHosts,
+    ehloName: config.ehloName,
+  })
   return {
     config,
     log,

@@ -1,3 +1,4 @@
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.ts'
@@ -16,6 +17,10 @@ describe('settings (rulings: names and operator interface)', () => {
       logFormat: 'json',
       bodyLimitBytes: 10 * 1024 * 1024,
       metricsToken: undefined,
+      ehloName: os.hostname(),
+      queueLifetimeHours: 72,
+      publicUrl: 'http://127.0.0.1:3000',
+      trustProxy: false,
     })
   })
 
@@ -32,6 +37,10 @@ describe('settings (rulings: names and operator interface)', () => {
         LOG_FORMAT: 'pretty',
         MAILROOM_BODY_LIMIT_BYTES: '2048',
         MAILROOM_METRICS_TOKEN: 'scrape-me-please',
+        MAILROOM_EHLO_NAME: 'mta.example.com',
+        MAILROOM_QUEUE_LIFETIME_HOURS: '120',
+        MAILROOM_PUBLIC_URL: 'https://mail.example.com/',
+        MAILROOM_TRUST_PROXY: '1',
       }),
     ).toEqual({
       port: 8080,
@@ -45,7 +54,23 @@ describe('settings (rulings: names and operator interface)', () => {
       logFormat: 'pretty',
       bodyLimitBytes: 2048,
       metricsToken: 'scrape-me-please',
+      ehloName: 'mta.example.com',
+      queueLifetimeHours: 120,
+      publicUrl: 'https://mail.example.com',
+      trustProxy: true,
     })
+  })
+
+  it("names itself to SMTP servers after MAILROOM_PUBLIC_URL's host when no EHLO name is set", () => {
+    expect(loadConfig({ MAILROOM_PUBLIC_URL: 'https://mail.acme.example/' }).ehloName).toBe(
+      'mail.acme.example',
+    )
+    // The default public address (loopback) names no host.
+    expect(loadConfig({}).ehloName).toBe(os.hostname())
+    expect(
+      loadConfig({ MAILROOM_PUBLIC_URL: 'https://mail.acme.example', MAILROOM_EHLO_NAME: 'mx.acme.example' })
+        .ehloName,
+    ).toBe('mx.acme.example')
   })
 
   it.each(['1', 'true', 'yes', 'on', 'TRUE'])(
@@ -92,6 +117,12 @@ describe('settings (rulings: names and operator interface)', () => {
     ['MAILROOM_SECRET', 'short', 'MAILROOM_SECRET must be at least 32 characters long, not "short"'],
     ['DATABASE_URL', 'mysql://db/x', 'DATABASE_URL must be a postgres:// URL, not "mysql://db/x"'],
     ['MAILROOM_METRICS_TOKEN', 'two words', 'MAILROOM_METRICS_TOKEN must be printable ASCII without spaces'],
+    ['MAILROOM_TRUST_PROXY', 'maybe', 'MAILROOM_TRUST_PROXY must be one of'],
+    [
+      'MAILROOM_QUEUE_LIFETIME_HOURS',
+      '0',
+      'MAILROOM_QUEUE_LIFETIME_HOURS must be a whole number, at least 1, not "0"',
+    ],
   ])('refuses %s=%s on one line that names it and what it must be', (name, value, message) => {
     const env: NodeJS.ProcessEnv = { [name]: value }
     if (name === 'DATABASE_URL') env.MAILROOM_SECRET = 's'.repeat(40)
@@ -112,4 +143,15 @@ describe('settings (rulings: names and operator interface)', () => {
   it('refuses DATABASE_URL without MAILROOM_SECRET, naming the secret', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://u:p@db/x' })).toThrow(/MAILROOM_SECRET is required/)
   })
+
+  it('MAILROOM_PUBLIC_URL defaults to the port the service listens on', () => {
+    expect(loadConfig({ PORT: '8025' }).publicUrl).toBe('http://127.0.0.1:8025')
+  })
+
+  it.each(['mail.example.com', 'ftp://mail.example.com', 'https://mail.example.com/?a=1'])(
+    'refuses MAILROOM_PUBLIC_URL=%s with a message naming the setting',
+    (value) => {
+      expect(() => loadConfig({ MAILROOM_PUBLIC_URL: value })).toThrow(/MAILROOM_PUBLIC_URL/)
+    },
+  )
 })

@@ -120,7 +120,7 @@ async function savedTemplate(db: Db, accountId: number, id: number): Promise<Mes
  * The rulings' states: `pending` until a worker starts on it, `running` until every recipient is
  * handled, then `completed` if at least one was sent, otherwise `failed`.
  */
-function asBatch(row: BatchRow): Batch {
+export function asBatch(row: BatchRow): Batch {
   const handled = row.sent_count + row.failed_count
   const done = handled >= row.total_count
   const status = done ? (row.sent_count > 0 ? 'completed' : 'failed') : row.started ? 'running' : 'pending'

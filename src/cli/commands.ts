@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { createAccount, listAccounts, setPlan } from '../accounts/accounts.ts'
+import { createAccountWithPassword, setPassword } from '../accounts/passwords.ts'
 import { batchFailures, retryBatch } from '../batches/batches.ts'
 import {
   addConnection,
@@ -41,7 +42,27 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .description('create an account (Free unless --plan pro)')
     .requiredOption('--email <addr>', "the owner's address")
     .addOption(new Option('--plan <plan>', 'the plan').choices(['free', 'pro']).default('free'))
-    .action(act((s, { opts }) => createAccount(s.sql, { email: opts.email, plan: opts.plan })))
+    .option(
+      '--password-stdin',
+      "read a dashboard password from standard input (else the owner can't sign in yet)",
+    )
+    .action(
+      act(async (s, call) => {
+        const account = { email: call.opts.email, plan: call.opts.plan }
+        const password = await passwordOf(call)
+        return password === undefined
+          ? createAccount(s.sql, account)
+          : createAccountWithPassword(s.sql, { ...account, password })
+      }),
+    )
+  account
+    .command('set-password')
+    .description("set the account's dashboard password (12 to 1024 characters), read from standard input")
+    .argument('<account-id>', 'the account', wholeNumber)
+    .requiredOption('--password-stdin', 'read the password from standard input')
+    .action(
+      act(async (s, call) => setPassword(s.sql, call.args[0] as number, (await passwordOf(call)) ?? '')),
+    )
   account
     .command('set-plan')
     .description('move an account to the Free or the Pro plan')

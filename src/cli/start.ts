@@ -1,5 +1,5 @@
-import { startHttpServer } from '../http/server.ts'
 import type { Services } from '../services.ts'
+import { startWebServer } from '../web.ts'
 import { startWorker } from '../worker/worker.ts'
 
 export interface StartOptions {
@@ -21,8 +21,13 @@ export function stopSignal(): Promise<NodeJS.Signals> {
 /** `mailroom start`: serves until `stop` resolves, then drains and returns. */
 export async function start(services: Services, options: StartOptions, stop: Promise<NodeJS.Signals>) {
   const { log, config } = services
-  const server = options.api ? await startHttpServer(services, config.port, config.host) : undefined
-  if (server) log.info({ url: server.url, reference: `${server.url}/reference` }, 'Mailroom API listening')
+  const server = options.api ? await startWebServer(services, config.port, config.host) : undefined
+  if (server) {
+    log.info(
+      { url: server.url, reference: `${server.url}/reference`, dashboard: `${server.url}/dashboard` },
+      'Mailroom API and dashboard listening',
+    )
+  }
   const worker = options.worker ? await startWorker(services) : undefined
   if (worker) log.info('background worker running')
   const signal = await stop

@@ -36,7 +36,7 @@ const MAX_RATE = 60_000
 export interface ConnectionDeps {
   sql: Sql
   secret: string
-  config: Pick<Config, 'allowPrivateSmtpHosts'>
+  config: Pick<Config, 'allowPrivateSmtpHosts' | 'ehloName'>
 }
 
 const ADDRESS = /^[^\s@<>",]+@[^\s@<>",]+\.[^\s@<>",]+$/
@@ -62,7 +62,7 @@ export async function addConnection(
   input: AddConnectionInput,
 ): Promise<ConnectionView> {
   const from = input.from ?? (ADDRESS.test(input.username) ? input.username : undefined)
-  if (!from) throw invalid('--from is required when the username is not an email address')
+  if (!from) throw invalid('the sending address (from) is required when the username is not an email address')
   if (!ADDRESS.test(from)) throw invalid(`"${from}" is not an email address`)
   const login = {
     host: input.host.trim(),
@@ -98,7 +98,7 @@ async function assertCanAdd(db: Db, accountId: number, from: string): Promise<vo
 
 async function verifyLogin(deps: ConnectionDeps, login: SmtpLogin): Promise<void> {
   try {
-    await verifySmtpLogin(login, deps.config.allowPrivateSmtpHosts)
+    await verifySmtpLogin(login, deps.config.allowPrivateSmtpHosts, deps.config.ehloName)
   } catch (error) {
     throw new AppError('SMTP_LOGIN_FAILED', error instanceof Error ? error.message : String(error), {
       cause: error,
@@ -139,7 +139,7 @@ export function disableConnection(sql: Sql, id: number, value: boolean): Promise
 /** Operator pause: for `minutes`, or until resumed when no duration is given. */
 export function pauseConnection(sql: Sql, id: number, minutes?: number): Promise<ConnectionView> {
   if (minutes !== undefined && !(Number.isInteger(minutes) && minutes > 0)) {
-    throw invalid('--minutes must be a positive whole number')
+    throw invalid('a pause lasts a positive whole number of minutes')
   }
   return change(sql, id, (db) => pausedFor(db, minutes))
 }
@@ -184,15 +184,16 @@ function checkPort(port: number): SmtpPort {
 }
 
 function checkQuota({ quota, per }: QuotaInput): { quota: number; per: QuotaPeriod } {
-  if (!Number.isInteger(quota) || quota < 1) throw invalid('--quota must be a positive whole number')
+  if (!Number.isInteger(quota) || quota < 1)
+    throw invalid('the quota must be a positive whole number of emails')
   const period = QUOTA_PERIODS.find((p) => p === per)
-  if (!period) throw invalid('--per must be "day" or "hour"')
+  if (!period) throw invalid('the quota is per "day" or per "hour"')
   return { quota, per: period }
 }
 
 function checkRate(rate: number): number {
   if (!Number.isInteger(rate) || rate < 1 || rate > MAX_RATE) {
-    throw invalid(`--rate must be a whole number of messages per minute from 1 to ${MAX_RATE}`)
+    throw invalid(`the rate must be a whole number of messages per minute from 1 to ${MAX_RATE}`)
   }
   return rate
 }

@@ -40,3 +40,8 @@ export async function lockAccountPlan(tx: Db, id: number): Promise<Plan | undefi
   const [row] = await tx<{ plan: Plan }[]>`select plan from accounts where id = ${id} for update`
   return row?.plan
 }
+
+export async function selectAccount(db: Db, id: number): Promise<AccountRow | undefined> {
+  const [row] = await db<AccountRow[]>`select ${COLUMNS(db)} from accounts where id = ${id}`
+  return row
+}

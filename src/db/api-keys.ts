@@ -12,6 +12,8 @@ export interface ApiKeyRow {
   connection_id: number | null
   expires_at: string | null
   revoked_at: string | null
+  /** When it last authenticated a request, to the minute. */
+  last_used_at: string | null
   status: KeyStatus
   created_at: string
   updated_at: string
@@ -20,6 +22,7 @@ export interface ApiKeyRow {
 const COLUMNS = (db: Db) => db`
   id, account_id, name, prefix, connection_id,
   api_timestamp(expires_at) as expires_at, api_timestamp(revoked_at) as revoked_at,
+  api_timestamp(last_used_at) as last_used_at,
   case
     when revoked_at is not null then 'revoked'
     when scoped and connection_id is null then 'connection_deleted'
@@ -117,13 +120,23 @@ export interface KeyOwner {
   secret_sha256: Buffer
 }
 
+/**
+ * The usable key with that hash, noted as used now. In the same round trip as the lookup, and
+ * written at most once a minute per key, so that a busy key costs no write per request.
+ */
 export async function usableKeyByHash(db: Db, secretSha256: Buffer): Promise<KeyOwner | undefined> {
   const [row] = await db<KeyOwner[]>`
-    select k.id, k.account_id, a.plan, k.connection_id, k.secret_sha256
-    from api_keys k join accounts a on a.id = k.account_id
-    where k.secret_sha256 = ${secretSha256}
-      and k.revoked_at is null
-      and (k.expires_at is null or k.expires_at > now())
-      and (not k.scoped or k.connection_id is not null)`
+    with usable as (
+      select k.id, k.account_id, a.plan, k.connection_id, k.secret_sha256, k.last_used_at
+      from api_keys k join accounts a on a.id = k.account_id
+      where k.secret_sha256 = ${secretSha256}
+        and k.revoked_at is null
+        and (k.expires_at is null or k.expires_at > now())
+        and (not k.scoped or k.connection_id is not null)
+    ), used as (
+      update api_keys set last_used_at = now()
+      where id = (select id from usable where last_used_at is null or last_used_at <= now() - interval '1 minute')
+    )
+    select id, account_id, plan, connection_id, secret_sha256 from usable`
   return row
 }

@@ -114,6 +114,19 @@ export function selectMembers(
     order by id limit ${page.limit} offset ${page.offset}`
 }
 
+/** An audience's members in the order added, searched, `limit` of those after `after`. */
+export function memberPage(
+  db: Db,
+  audienceId: number,
+  page: { search?: string | undefined; after?: number | undefined; limit: number },
+): Promise<MemberRow[]> {
+  const search = page.search ? db`and email ilike ${`%${page.search.replace(/[\\%_]/g, '\\$&')}%`}` : db``
+  const after = page.after === undefined ? db`` : db`and id > ${page.after}`
+  return db<MemberRow[]>`
+    select ${MEMBER_COLUMNS(db)} from audience_members where audience_id = ${audienceId} ${search} ${after}
+    order by id limit ${page.limit}`
+}
+
 /**
  * Adds the members in one statement; an address already in the audience, or repeated earlier
  * in `members` (case-insensitively), is skipped. Returns how many were inserted.

@@ -35,16 +35,30 @@ export async function setTemporaryAudience(tx: Db, batchId: number, audienceId: 
   await tx`update batches set temporary_audience_id = ${audienceId} where id = ${batchId}`
 }
 
-/** The batch with its counts from its recipients' records, optionally locked. */
+/** Batches (alias `b`) with their counts from their recipients' records. */
+const BATCHES = (db: Db) => db`
+  select b.id, b.account_id, b.connection_id, b.name, b.total_count, r.sent_count, r.failed_count, r.started,
+    api_timestamp(b.created_at) as created_at,
+    api_timestamp(greatest(b.updated_at, r.last_change)) as updated_at
+  from batches b cross join lateral (${batchProgress(db)}) r`
+
+/** The batch with its counts, optionally locked. */
 export async function batchById(db: Db, id: number, lock = false): Promise<BatchRow | undefined> {
-  const [row] = await db<BatchRow[]>`
-    select b.id, b.account_id, b.connection_id, b.name, b.total_count, r.sent_count, r.failed_count, r.started,
-      api_timestamp(b.created_at) as created_at,
-      api_timestamp(greatest(b.updated_at, r.last_change)) as updated_at
-    from batches b cross join lateral (${batchProgress(db)}) r
-    where b.id = ${id}
-    ${lock ? db`for update of b` : db``}`
+  const [row] = await db<BatchRow[]>`${BATCHES(db)} where b.id = ${id} ${lock ? db`for update of b` : db``}`
   return row
+}
+
+/** The account's batches, newest first, `limit` of those older than `before`. */
+export function batchPage(
+  db: Db,
+  accountId: number,
+  page: { before?: number | undefined; limit: number },
+): Promise<BatchRow[]> {
+  return db<BatchRow[]>`
+    ${BATCHES(db)}
+    where b.account_id = ${accountId} ${page.before === undefined ? db`` : db`and b.id < ${page.before}`}
+    order by b.id desc
+    limit ${page.limit}`
 }
 
 /** Deletes the batch; returns its temporary audience (for the caller to delete), if any. */

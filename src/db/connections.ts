@@ -7,6 +7,8 @@ export const QUOTA_PERIODS = ['day', 'hour'] as const
 export type QuotaPeriod = (typeof QUOTA_PERIODS)[number]
 export type SmtpPort = 465 | 587 | 2525
 export type ConnectionStatus = 'active' | 'disabled' | 'paused'
+/** Who paused a connection (see migration 008). */
+export type PausedBy = 'operator' | 'pushback' | 'unreachable'
 
 /** A connection as the operator sees it; the password never leaves the database. */
 export interface ConnectionView {
@@ -22,6 +24,9 @@ export interface ConnectionView {
   is_default: boolean
   status: ConnectionStatus
   paused_until: string | null
+  /** While paused: who paused it, and the provider's last reply when the service did. */
+  paused_by: PausedBy | null
+  pause_reason: string | null
   created_at: string
   updated_at: string
 }
@@ -30,6 +35,8 @@ const VIEW_COLUMNS = (db: Db) => db`
   id, account_id, from_address as "from", host, port, username, quota, quota_period, rate, is_default,
   case when disabled then 'disabled' when paused_until > mailroom_now() then 'paused' else 'active' end as status,
   case when paused_until > mailroom_now() then api_timestamp(paused_until) end as paused_until,
+  case when paused_until > mailroom_now() then paused_by end as paused_by,
+  case when paused_until > mailroom_now() then pause_reason end as pause_reason,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
 
 /** Everything a send needs of its connection, read in one query. */
@@ -151,12 +158,13 @@ export function pausedFor(db: Db, minutes: number | undefined): Fragment {
     minutes === undefined
       ? db`'infinity'::timestamptz`
       : db`mailroom_now() + make_interval(mins => ${minutes})`
-  return db`paused_until = ${until}`
+  return db`paused_until = ${until}, paused_by = 'operator', pause_reason = null`
 }
 
 /** Resumed by hand: no pause, no back-off, no failure streak. */
 export function resumed(db: Db): Fragment {
-  return db`paused_until = null, queue_backoff_until = null, consecutive_failures = 0, pause_streak = 0`
+  return db`paused_until = null, paused_by = null, pause_reason = null, queue_backoff_until = null,
+    consecutive_failures = 0, pause_streak = 0`
 }
 
 /**
@@ -216,33 +224,75 @@ export async function queueConnection(db: Db, id: number): Promise<QueueConnecti
   return row
 }
 
+export interface PauseRule {
+  failuresBeforePause: number
+  firstPauseMinutes: number
+  longestPauseMinutes: number
+}
+
+export interface ProviderFailure {
+  kind: 'pushback' | 'unreachable'
+  reason: string
+  /** The wait this failure causes (a back-off, a Retry-After): failures within it count once. */
+  windowMs: number
+}
+
 /**
- * Counts a provider failure: the `failuresBeforePause`-th in a row pauses the connection for
- * `firstPauseMinutes`, doubling with each pause of a streak up to `longestPauseMinutes`.
+ * Counts a provider failure, unless it comes within the window of the last one counted
+ * (messages failing side by side in one outage are one failure). The `failuresBeforePause`-th
+ * in a row pauses the connection for `firstPauseMinutes`, doubling with each pause of a streak
+ * up to `longestPauseMinutes`, noting why.
  */
 export async function countProviderFailure(
   db: Db,
   id: number,
-  rule: { failuresBeforePause: number; firstPauseMinutes: number; longestPauseMinutes: number },
-): Promise<{ paused: boolean }> {
-  const pauses = db`consecutive_failures + 1 >= ${rule.failuresBeforePause}`
-  const [row] = await db<{ paused: boolean }[]>`
-    update connections set
-      consecutive_failures = case when ${pauses} then 0 else consecutive_failures + 1 end,
+  rule: PauseRule,
+  failure: ProviderFailure,
+): Promise<{ pausedNow: boolean }> {
+  // Decided on the row as it was (RETURNING sees it updated).
+  const counts = db`coalesce(was.failure_window_until <= mailroom_now(), true)`
+  const pauses = db`(${counts} and was.consecutive_failures + 1 >= ${rule.failuresBeforePause})`
+  const [row] = await db<{ paused_now: boolean }[]>`
+    with was as (select consecutive_failures, failure_window_until from connections where id = ${id} for update)
+    update connections c set
+      consecutive_failures = case when ${pauses} then 0 when ${counts} then was.consecutive_failures + 1
+                                  else was.consecutive_failures end,
+      failure_window_until = case when ${counts}
+        then mailroom_now() + ${failure.windowMs} * interval '1 millisecond' else was.failure_window_until end,
       paused_until = case when ${pauses}
         then mailroom_now() + make_interval(mins => least(
-          ${rule.firstPauseMinutes} * power(2, least(pause_streak, 10))::int, ${rule.longestPauseMinutes}))
-        else paused_until end,
-      pause_streak = case when ${pauses} then pause_streak + 1 else pause_streak end
-    where id = ${id}
-    returning coalesce(paused_until > mailroom_now(), false) as paused`
-  return { paused: row?.paused ?? false }
+          ${rule.firstPauseMinutes} * power(2, least(c.pause_streak, 10))::int, ${rule.longestPauseMinutes}))
+        else c.paused_until end,
+      paused_by = case when ${pauses} then ${failure.kind} else c.paused_by end,
+      pause_reason = case when ${pauses} then ${failure.reason} else c.pause_reason end,
+      pause_streak = case when ${pauses} then c.pause_streak + 1 else c.pause_streak end
+    from was
+    where c.id = ${id}
+    returning ${pauses} as paused_now`
+  return { pausedNow: row?.paused_now ?? false }
+}
+
+/** A connection the service paused as out of reach, as a probe needs it; undefined otherwise. */
+export async function unreachablePause(db: Db, id: number): Promise<SendingConnection | undefined> {
+  const [row] = await db<SendingConnection[]>`
+    select ${SENDING_COLUMNS(db)} from connections
+    where id = ${id} and paused_by = 'unreachable' and paused_until > mailroom_now()`
+  return row
+}
+
+/** The server answered a probe: the pause ends (its streak stays, so a relapse pauses longer). */
+export async function endUnreachablePause(db: Db, id: number): Promise<boolean> {
+  const ended = await db`
+    update connections set paused_until = null, paused_by = null, pause_reason = null, consecutive_failures = 0,
+      failure_window_until = null, updated_at = now()
+    where id = ${id} and paused_by = 'unreachable'`
+  return ended.count > 0
 }
 
 /** A delivered message ends the connection's failure streak: a statement to ride with the outbox's. */
 export function clearFailures(db: Db, id: number): Fragment {
   return db`
-    update connections set consecutive_failures = 0, pause_streak = 0
+    update connections set consecutive_failures = 0, failure_window_until = null, pause_streak = 0
     where id = ${id} and (consecutive_failures <> 0 or pause_streak <> 0)`
 }
 

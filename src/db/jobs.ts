@@ -12,10 +12,14 @@ import type { Db, Fragment } from './sql.ts'
 export const QUEUE_TASK = 'deliver_queue'
 /** graphile-worker's task that applies the plans' retention. */
 export const PURGE_TASK = 'purge_expired'
+/** graphile-worker's task that asks a server out of reach whether it answers again. */
+export const PROBE_TASK = 'probe_connection'
 
 export interface QueueRunPayload {
   connectionId: number
 }
+
+export type ProbePayload = QueueRunPayload
 
 function queueKey(connectionId: number): string {
   return `queue:${connectionId}`
@@ -55,6 +59,15 @@ export function queueRunRequest(db: Db, connectionId: number, delayMs = 0): Frag
 /** Asks for a run of the connection's queue after `delayMs` (see queueRunRequest). */
 export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
   await db`${queueRunRequest(db, connectionId, delayMs)}`
+}
+
+/** Asks for a probe of the connection after `delayMs`; one at a time per connection (keyed). */
+export async function scheduleProbe(db: Db, connectionId: number, delayMs: number): Promise<void> {
+  const payload: ProbePayload = { connectionId }
+  const key = `probe:${connectionId}`
+  await db`
+    select graphile_worker.add_job(${PROBE_TASK}::text, ${db.json({ ...payload })}::json,
+      run_at => now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond', job_key => ${key}::text)`
 }
 
 /** A condition on `connectionId` (an SQL expression): a run of that connection's queue will run. */

@@ -1,8 +1,9 @@
 import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
+import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /**
  * The outbox (table outbox): every attempted send, whatever its path, and the queue, which is
@@ -23,6 +24,8 @@ export interface OutboxRecord {
   subject: string
   message_id: string
   error: string | null
+  /** What became of each recipient so far; null before the first attempt. */
+  recipients: RecipientOutcome[] | null
   attempts: number
   /** When a queued message is tried next (UTC, API shape); null unless queued. */
   next_attempt_at: string | null
@@ -36,7 +39,7 @@ const ATTEMPT_LEASE_SECONDS = 300
 
 const COLUMNS = (db: Db) => db`
   id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
-  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, attempts,
+  cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, recipients, attempts,
   case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
   api_timestamp(sent_at) as sent_at`
@@ -59,19 +62,27 @@ export interface Reservation {
   quotaWindow: Date | null
 }
 
+/** The bodies of a message, kept with its record. */
+export interface MessageBodies {
+  text_body?: string | undefined
+  html_body?: string | undefined
+}
+
 /**
  * Records an attempt about to reach SMTP (POST /send). Returns undefined when another request
  * already holds the same idempotency key (the caller then replays that one instead).
  */
 export async function recordAttempt(
   tx: Db,
-  attempt: OutboxMessage & { idempotencyKey: Buffer | null },
+  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null },
 ): Promise<number | undefined> {
   const [row] = await tx<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, message_id, idempotency_key_sha256, lease_expires_at, attempts)
+                        bcc_addresses, subject, text_body, html_body, message_id, idempotency_key_sha256,
+                        lease_expires_at, attempts)
     values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
-            ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.messageId}, ${attempt.idempotencyKey},
+            ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.text_body ?? null},
+            ${attempt.html_body ?? null}, ${attempt.messageId}, ${attempt.idempotencyKey},
             now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), 1)
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
     returning id`
@@ -85,40 +96,70 @@ export async function recordReservation(tx: Db, id: number, reservation: Reserva
     update outbox set usage_day = ${reservation.usageDay}, quota_window = ${reservation.quotaWindow} where id = ${id}`
 }
 
+/** How an attempt went, as its line in the record's history says it. */
+export type AttemptKind = 'delivered' | 'refused' | 'deferred' | 'pushback' | 'unreachable'
+
+export interface AttemptLine {
+  /** The record's attempt number. */
+  attempt: number
+  kind: AttemptKind
+  /** The server's reply to the message, or the reason it went no further. */
+  reply: string | null
+  recipients: RecipientOutcome[]
+}
+
+/** What becomes of the record after an attempt. */
+export type Settlement =
+  /**
+   * Ended: `releaseKey` frees a /send's idempotency key (its caller may retry under it);
+   * `counter` counts the attempt's transient failure or deferral, as for a retry.
+   */
+  | { status: 'sent' | 'failed'; error: string | null; releaseKey?: boolean; counter?: RetryCounter }
+  /** Queued again, due after `delayMs`; the failure or deferral counted toward the retry schedule. */
+  | { status: 'queued'; error: string; delayMs: number; counter: RetryCounter }
+
+export type RetryCounter = 'failures' | 'deferrals'
+
 /**
- * Marks the record sent (clearing the error of an earlier attempt) and ends the connection's
- * failure streak, in one round trip: this is on every successful send's path.
+ * Settles an attempt in one statement: the record's new state with every recipient's outcome so
+ * far, the attempt's line in its history, and (when the server took the message) the end of the
+ * connection's failure streak. A first delivery stamps `sent_at`, even when some recipients are
+ * still to be tried.
  */
-export async function recordDelivered(
+export async function settleAttempt(
   db: Db,
   id: number,
   connectionId: number,
-  messageId: string,
+  line: AttemptLine,
+  recipients: RecipientOutcome[],
+  settlement: Settlement,
 ): Promise<void> {
+  const delivered = line.kind === 'delivered' || line.recipients.some((r) => r.status === 'accepted')
+  const state =
+    settlement.status === 'queued'
+      ? db`
+        ${backToQueue(db, settlement.error)},
+        next_attempt_at = mailroom_now() + ${settlement.delayMs} * interval '1 millisecond'`
+      : db`
+        status = ${settlement.status}, error = ${settlement.error}, next_attempt_at = null, lease_expires_at = null,
+        idempotency_key_sha256 = ${settlement.releaseKey ? null : db`idempotency_key_sha256`}`
   await db`
-    with sent as (
-      update outbox set status = 'sent', message_id = ${messageId}, error = null, sent_at = now(),
-        lease_expires_at = null, claimed_by = null, next_attempt_at = null, text_body = null, html_body = null,
-        updated_at = now()
+    with record as (
+      update outbox set ${state}, recipients = ${db.json(jsonOf(recipients))}, claimed_by = null,
+        failures = failures + ${settlement.counter === 'failures' ? 1 : 0},
+        deferrals = deferrals + ${settlement.counter === 'deferrals' ? 1 : 0},
+        sent_at = ${delivered ? db`coalesce(sent_at, now())` : db`sent_at`}, updated_at = now()
       where id = ${id}
+    ), history as (
+      insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
+      values (${id}, ${line.attempt}, ${line.kind}, ${line.reply}, ${db.json(jsonOf(line.recipients))})
     )
-    ${clearFailures(db, connectionId)}`
+    ${delivered ? clearFailures(db, connectionId) : db`select 1`}`
 }
 
-/**
- * A /send attempt that failed. `releaseKey`: its idempotency key is freed, so that the caller's
- * retry with the same key is a new attempt rather than a replay of this failure.
- */
-export async function markAttemptFailed(
-  db: Db,
-  id: number,
-  error: string,
-  releaseKey: boolean,
-): Promise<void> {
-  await db`
-    update outbox set status = 'failed', error = ${error}, lease_expires_at = null, updated_at = now(),
-      idempotency_key_sha256 = ${releaseKey ? null : db`idempotency_key_sha256`}
-    where id = ${id}`
+/** postgres.js's json() wants its own JSON type; outcomes are plain data. */
+function jsonOf(recipients: RecipientOutcome[]) {
+  return recipients.map((r) => ({ address: r.address, status: r.status, reply: r.reply }))
 }
 
 export type AttemptRecord = OutboxRecord & { in_flight: boolean }
@@ -209,8 +250,14 @@ export async function enqueueMessages(
 /** A claimed message and what its retry schedule needs. */
 export interface ClaimedMessage {
   id: number
+  /** This attempt's number. */
+  attempts: number
   failures: number
   deferrals: number
+  /** How long the message has been in the queue (mailroom_now() time). */
+  age_ms: number
+  /** Every recipient's outcome so far; null before the first attempt. */
+  recipients: RecipientOutcome[] | null
   message_id: string
   to_addresses: string[]
   cc_addresses: string[]
@@ -244,8 +291,10 @@ export async function claimNext(
       updated_at = now()
     from next, connections c
     where o.id = next.id and c.id = o.connection_id and ${mayGoNow(tx)}
-    returning o.id, o.failures, o.deferrals, o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses,
-      o.subject, o.text_body, o.html_body, o.request_id`
+    returning o.id, o.attempts, o.failures, o.deferrals,
+      extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
+      o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
+      o.request_id`
   return row
 }
 
@@ -260,35 +309,6 @@ function backToQueue(db: Db, error: string) {
   return db`
     status = case when connection_id is null then 'failed' else 'queued' end,
     error = case when connection_id is null then ${CONNECTION_DELETED} else ${error} end`
-}
-
-/** Back to the queue, due after `delayMs` (see backToQueue). */
-export async function requeue(
-  db: Db,
-  id: number,
-  delayMs: number,
-  error: string,
-  counter: 'failures' | 'deferrals',
-): Promise<void> {
-  await db`
-    update outbox set
-      ${backToQueue(db, error)},
-      failures = failures + ${counter === 'failures' ? 1 : 0},
-      deferrals = deferrals + ${counter === 'deferrals' ? 1 : 0},
-      next_attempt_at = mailroom_now() + ${delayMs} * interval '1 millisecond',
-      claimed_by = null, updated_at = now()
-    where id = ${id}`
-}
-
-/**
- * Ends a queued message as failed with the reason (a refused address, retries used up). Its
- * content stays until retention removes the record: a batch's failed recipients can be retried.
- */
-export async function failQueued(db: Db, id: number, error: string): Promise<void> {
-  await db`
-    update outbox set status = 'failed', error = ${error}, failures = failures + 1,
-      next_attempt_at = null, claimed_by = null, updated_at = now()
-    where id = ${id}`
 }
 
 /** A deleted connection fails the mail still waiting on it; run in the deleting transaction. */
@@ -384,15 +404,24 @@ export interface FailedRecipient {
   updated_at: string
 }
 
-export function failedRecipients(db: Db, batchId: number): Promise<FailedRecipient[]> {
+/** A batch's failed recipients in the order they were queued; a page of them (after `after`) when asked. */
+export function failedRecipients(
+  db: Db,
+  batchId: number,
+  page: { after?: number | undefined; limit?: number } = {},
+): Promise<FailedRecipient[]> {
   return db<FailedRecipient[]>`
     select id as outbox_id, to_addresses[1] as email, error, attempts, api_timestamp(updated_at) as updated_at
-    from outbox where batch_id = ${batchId} and status = 'failed' order by id`
+    from outbox
+    where batch_id = ${batchId} and status = 'failed' ${page.after === undefined ? db`` : db`and id > ${page.after}`}
+    order by id
+    ${page.limit === undefined ? db`` : db`limit ${page.limit}`}`
 }
 
 /**
- * Queues a batch's failed recipients again (their counts reset), through their connection or,
- * when theirs was deleted, `fallbackConnectionId`. Returns the connection of each.
+ * Queues a batch's failed recipients again (their counts and outcomes reset: each record is one
+ * recipient), through their connection or, when theirs was deleted, `fallbackConnectionId`.
+ * Returns the connection of each.
  */
 export async function requeueFailedOfBatch(
   tx: Db,
@@ -400,7 +429,7 @@ export async function requeueFailedOfBatch(
   fallbackConnectionId: number | null,
 ): Promise<(number | null)[]> {
   const rows = await tx<{ connection_id: number | null }[]>`
-    update outbox set status = 'queued', error = null, failures = 0, deferrals = 0,
+    update outbox set status = 'queued', error = null, failures = 0, deferrals = 0, recipients = null,
       connection_id = coalesce(connection_id, ${fallbackConnectionId}::int), next_attempt_at = mailroom_now(),
       updated_at = now()
     where batch_id = ${batchId} and status = 'failed'
@@ -415,4 +444,153 @@ export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): 
     where a.id = o.account_id and o.status in ('sent', 'failed') and o.batch_id is null
       and o.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)`
   return gone.count
+}
+
+/** Mail waiting on the account's connection: what deleting it would fail. */
+export async function queuedOnConnection(db: Db, accountId: number, connectionId: number): Promise<number> {
+  const [row] = await db<{ queued: number }[]>`
+    select count(*)::int as queued from outbox
+    where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued'`
+  return row?.queued ?? 0
+}
+
+// ---------------------------------------------------------------- The account's sending, for its owner
+
+/** Messages sent today (UTC). */
+export async function sentToday(db: Db, accountId: number): Promise<number> {
+  const [row] = await db<{ sent: number }[]>`
+    select count(*)::int as sent from outbox
+    where account_id = ${accountId} and status = 'sent'
+      and created_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC' - interval '1 day'
+      and sent_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC'`
+  return row?.sent ?? 0
+}
+
+export interface DayActivity {
+  /** YYYY-MM-DD, UTC. */
+  day: string
+  sent: number
+  failed: number
+}
+
+/**
+ * Sent and failed messages per UTC day over the last `days` days, today included, days without
+ * any included: a message counts on the day it was sent, or failed for the last time.
+ */
+export function dailyActivity(db: Db, accountId: number, days: number): Promise<DayActivity[]> {
+  const first = db`((now() at time zone 'UTC')::date - ${days - 1}::int)`
+  return db<DayActivity[]>`
+    with activity as (
+      select (coalesce(sent_at, updated_at) at time zone 'UTC')::date as day,
+        count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'failed') as failed
+      from outbox
+      where account_id = ${accountId} and status in ('sent', 'failed')
+        -- Records are made before they end: the index on created_at bounds the scan.
+        and created_at >= ${first}::timestamp at time zone 'UTC' - interval '1 day'
+      group by 1
+    )
+    select to_char(d, 'YYYY-MM-DD') as day, coalesce(a.sent, 0)::int as sent, coalesce(a.failed, 0)::int as failed
+    from generate_series(${first}, (now() at time zone 'UTC')::date, interval '1 day') as d
+    left join activity a on a.day = d::date
+    order by d`
+}
+
+// ---------------------------------------------------------------- The outbox as its owner browses it
+
+export interface OutboxFilter {
+  status?: OutboxStatus | undefined
+  connectionId?: number | undefined
+  batchId?: number | undefined
+  /** First day (YYYY-MM-DD, UTC), included. */
+  from?: string | undefined
+  /** Last day (YYYY-MM-DD, UTC), included. */
+  to?: string | undefined
+  /** Part of a recipient's address or of the subject, any case. */
+  search?: string | undefined
+}
+
+export interface OutboxListRow {
+  id: number
+  status: OutboxStatus
+  from: string
+  to: string[]
+  subject: string
+  error: string | null
+  attempts: number
+  created_at: string
+  sent_at: string | null
+}
+
+/** `%` and `_` in the search are plain characters, not LIKE's wildcards. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`
+}
+
+function conditions(db: Db, filter: OutboxFilter): Fragment[] {
+  const parts: Fragment[] = []
+  if (filter.status) parts.push(db`status = ${filter.status}`)
+  if (filter.connectionId !== undefined) parts.push(db`connection_id = ${filter.connectionId}`)
+  if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
+  if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)
+  if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
+  if (filter.search) {
+    const pattern = containing(filter.search)
+    parts.push(db`(subject ilike ${pattern}
+      or array_to_string(to_addresses || cc_addresses || bcc_addresses, ' ') ilike ${pattern})`)
+  }
+  return parts
+}
+
+/** Newest first, `limit` records older than the record `before` (from the newest without it). */
+export function outboxPage(
+  db: Db,
+  accountId: number,
+  filter: OutboxFilter,
+  page: { before?: number | undefined; limit: number },
+): Promise<OutboxListRow[]> {
+  const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
+  if (page.before !== undefined) where.push(db`id < ${page.before}`)
+  const all = where.reduce((sum, part) => db`${sum} and ${part}`)
+  return db<OutboxListRow[]>`
+    select id, status, from_address as "from", to_addresses as "to", subject, error, attempts,
+      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at
+    from outbox where ${all}
+    order by id desc limit ${page.limit}`
+}
+
+export interface OutboxDetail extends OutboxListRow {
+  cc: string[]
+  bcc: string[]
+  message_id: string
+  connection_id: number | null
+  /** The connection's sending address, null when it was deleted. */
+  connection_from: string | null
+  batch_id: number | null
+  /** The batch's name, null when there is no batch (or it was deleted). */
+  batch_name: string | null
+  next_attempt_at: string | null
+  updated_at: string
+  /** Null when the content was not kept. */
+  text_body: string | null
+  html_body: string | null
+}
+
+/** One record of the account, with its content when kept. */
+export async function outboxRecordDetail(
+  db: Db,
+  accountId: number,
+  id: number,
+): Promise<OutboxDetail | undefined> {
+  const [row] = await db<OutboxDetail[]>`
+    select o.id, o.status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
+      o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
+      c.from_address as connection_from, o.batch_id, b.name as batch_name,
+      case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
+      api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body
+    from outbox o
+    left join connections c on c.id = o.connection_id
+    left join batches b on b.id = o.batch_id
+    where o.id = ${id} and o.account_id = ${accountId}`
+  return row
 }

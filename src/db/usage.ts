@@ -1,3 +1,4 @@
+import type { QuotaPeriod } from './connections.ts'
 import type { Db, Fragment } from './sql.ts'
 
 /**
@@ -98,6 +99,40 @@ export async function purgeCounters(db: Db, days: number): Promise<number> {
   const daily = await db`delete from daily_usage where day < (now() at time zone 'UTC')::date - ${days}::int`
   const quota = await db`delete from quota_usage where window_start < now() - make_interval(days => ${days})`
   return daily.count + quota.count
+}
+
+// ---------------------------------------------------------------- What an account's owner sees
+
+/** Units of the plan's daily limit taken today (UTC, the limit's clock). */
+export async function dailyUnitsUsed(db: Db, accountId: number): Promise<number> {
+  const [row] = await db<{ used: number }[]>`
+    select coalesce(sum(used), 0)::int as used from daily_usage
+    where account_id = ${accountId} and day = (mailroom_now() at time zone 'UTC')::date`
+  return row?.used ?? 0
+}
+
+export interface QuotaUse {
+  id: number
+  from: string
+  quota: number | null
+  quota_period: QuotaPeriod | null
+  /** Used in the current window (0 without a quota). */
+  used: number
+  /** When the current window ends (API timestamp), null without a quota. */
+  resets_at: string | null
+}
+
+/** Each connection's quota and what its current fixed UTC window has used of it. */
+export function quotaUse(db: Db, accountId: number): Promise<QuotaUse[]> {
+  return db<QuotaUse[]>`
+    select c.id, c.from_address as "from", c.quota, c.quota_period, coalesce(q.used, 0)::int as used,
+      case when c.quota_period is not null then api_timestamp(
+        date_trunc(c.quota_period, mailroom_now(), 'UTC') + ('1 ' || c.quota_period)::interval) end as resets_at
+    from connections c
+    left join quota_usage q
+      on q.connection_id = c.id and q.window_start = date_trunc(c.quota_period, mailroom_now(), 'UTC')
+    where c.account_id = ${accountId}
+    order by c.id`
 }
 
 /** Milliseconds from mailroom_now() until `instant`, computed in the database's clock. */

@@ -88,14 +88,26 @@ export const ERROR_CATALOG = {
   INVALID_NAME: { status: 400, body: 'standard', api: false },
   /** A key's expiry is not 7 to 365 days. */
   INVALID_EXPIRY: { status: 400, body: 'standard', api: false },
+  /** A dashboard password shorter than 12 or longer than 1024 characters. */
+  INVALID_PASSWORD: { status: 400, body: 'standard', api: false },
+  /** A member import that is not CSV with a header row naming an `email` column. */
+  INVALID_CSV: { status: 400, body: 'standard', api: false },
+  /** Wrong email or password on the dashboard's sign-in; the same whether the account exists or not. */
+  SIGN_IN_FAILED: { status: 401, body: 'standard', api: false },
   /** The plan's number of connections or keys is reached. */
   PLAN_LIMIT_REACHED: { status: 403, body: 'standard', api: false },
+  /** The current password given to change a dashboard password is wrong. */
+  WRONG_PASSWORD: { status: 403, body: 'standard', api: false },
+  /** A dashboard form sent from another site, or without the form's token (an old page or a forged request). */
+  CROSS_SITE_REQUEST: { status: 403, body: 'standard', api: false },
   /** No account with that ID. */
   ACCOUNT_NOT_FOUND: { status: 404, body: 'standard', api: false },
   /** No connection with that ID (on that account). */
   UNKNOWN_CONNECTION: { status: 404, body: 'standard', api: false },
   /** No API key with that ID. */
   KEY_NOT_FOUND: { status: 404, body: 'standard', api: false },
+  /** No outbox record with that ID on the account. */
+  OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard', api: false },
   /** An account with that email already exists. */
   ACCOUNT_EXISTS: { status: 409, body: 'standard', api: false },
   /** The account already has a connection for that address. */
@@ -104,6 +116,8 @@ export const ERROR_CATALOG = {
   KEY_REVOKED: { status: 409, body: 'standard', api: false },
   /** The connection a batch was sent through is gone, so its failures cannot be retried. */
   BATCH_CONNECTION_DELETED: { status: 409, body: 'standard', api: false },
+  /** Too many failed sign-ins for the address or from the client address; the same whether the account exists or not (`details.retryAfter`). */
+  SIGN_IN_THROTTLED: { status: 429, body: 'standard', api: false },
 } as const satisfies Record<string, ErrorCatalogEntry>
 
 export type ErrorCode = keyof typeof ERROR_CATALOG

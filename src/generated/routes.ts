@@ -94,6 +94,26 @@ export const EmailRequestSchema = z
   })
   .openapi('EmailRequest')
 
+export const RefusedRecipientSchema = z
+  .object({
+    email: z.email().openapi({ example: 'gone@acme.example' }),
+    reply: z
+      .string()
+      .openapi({
+        description: "The server's reply for this recipient.",
+        example: '550 5.1.1 <gone@acme.example>... User unknown',
+      }),
+    permanent: z
+      .boolean()
+      .openapi({
+        description:
+          '`true` for a refusal for good (5xx); `false` for one for now (4xx), which a later send may get past.',
+        example: true,
+      }),
+  })
+  .openapi({ description: 'A recipient the SMTP server refused while it took the message for others.' })
+  .openapi('RefusedRecipient')
+
 export const SendResponseSchema = z
   .object({
     success: z
@@ -110,7 +130,19 @@ export const SendResponseSchema = z
       .int()
       .openapi({ description: "ID of the send in the dashboard's email outbox.", example: 1337 }),
     from: z.email().optional().openapi({ description: 'Sending address.', example: 'billing@acme.example' }),
-    message: z.string().openapi({ description: 'Human text.', example: 'Email sent successfully' }),
+    message: z
+      .string()
+      .openapi({
+        description: 'Human text; when some recipients were refused, it names them and why.',
+        example: 'Email sent successfully',
+      }),
+    refusedRecipients: z
+      .array(RefusedRecipientSchema)
+      .optional()
+      .openapi({
+        description:
+          "Present when the SMTP server took the message for some recipients and refused the others: who was refused and the server's reply. The message was sent to everyone else. (When every recipient is refused, nothing is sent and the answer is an error: `429 RATE_LIMITED` when all were only deferred, `500 INTERNAL_ERROR` otherwise.)",
+      }),
     replayed: z
       .boolean()
       .optional()

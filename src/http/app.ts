@@ -1,5 +1,4 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
-import { Scalar } from '@scalar/hono-api-reference'
 import { bodyLimit } from 'hono/body-limit'
 import { ping } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
@@ -13,6 +12,7 @@ import { notFound, onError, validationHook } from './errors.ts'
 import { registerMetrics } from './metrics.ts'
 import { observe } from './observe.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
+import { registerReference } from './reference.ts'
 import { registerTemplates } from './templates/index.ts'
 
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
@@ -28,7 +28,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   })
   registerMetrics(app, services)
   app.get('/v1/openapi.json', (c) => c.json(document))
-  app.get('/reference', Scalar({ url: '/v1/openapi.json', pageTitle: 'Mailroom API reference' }))
+  registerReference(app)
 
   const api: Api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   api.use(

@@ -4,22 +4,13 @@ import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { ZodError } from 'zod'
 import { unstorableTextIssues } from '../db/storable-text.ts'
-import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
+import { AppError, invalidInput, zodIssues } from '../errors.ts'
 import { ERROR_CATALOG, type ErrorCatalogEntry } from '../generated/errors.ts'
 import { wholeSeconds } from '../quota/limit-reached.ts'
 import type { AppEnv } from './env.ts'
 
 /** A validation body lists at most this many issues (the rulings' "Bounds"). */
 export const MAX_REPORTED_ISSUES = 100
-
-/** zod 4 keeps `issues` off its JSON form; the specification's body lists them, so build it. */
-function issuesOf(error: ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
-    message: issue.message,
-    code: issue.code,
-  }))
-}
 
 /**
  * Turns a request's validation into the specification's answers: a bad path ID is INVALID_ID,
@@ -29,7 +20,7 @@ function issuesOf(error: ZodError): ValidationIssue[] {
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = async (result, c) => {
   if (!result.success) {
     if (result.target === 'param') throw new AppError('INVALID_ID', 'The ID in the path must be a number')
-    throw invalidInput(issuesOf(result.error as ZodError))
+    throw invalidInput(zodIssues(result.error as ZodError))
   }
   // The body as sent, unknown fields included (Hono parsed it once and keeps it).
   const unstorable = unstorableTextIssues(result.target === 'json' ? await c.req.json() : result.data)

@@ -1,12 +1,19 @@
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
-import { type ClaimedMessage, claimNext, failQueued, recordReservation, requeue } from '../db/outbox.ts'
+import {
+  type ClaimedMessage,
+  claimNext,
+  recordReservation,
+  type Settlement,
+  settleAttempt,
+} from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
-import type { EmailOutcome } from '../metrics.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { DeliveryError, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
+import { attemptLine, deliver, type SendContext } from '../sending/deliver.ts'
+import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
+import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 
 export type QueuedSendOutcome =
@@ -23,11 +30,11 @@ export type QueuedSendOutcome =
 class NothingDue extends Error {}
 
 /**
- * Sends the connection's next due queued message through the one delivery path. Claiming it
- * and reserving its units (daily limit, quota, pacing: the same counters as POST /send) happen
- * in one transaction: a limit that refuses rolls the claim back, so waiting never counts as an
- * attempt, and finding nothing due rolls the reservation back. Afterwards the message is sent,
- * failed for good, or queued again with a back-off.
+ * Sends the connection's next due queued message through the one delivery path, to the
+ * recipients still to be tried (everyone at first, the deferred ones later, under the same
+ * Message-ID). Claiming it and reserving its units (daily limit, quota, pacing: the same counters
+ * as POST /send) happen in one transaction: a limit that refuses rolls the claim back, so waiting
+ * never counts as an attempt. Afterwards the message is sent, failed for good, or queued again.
  */
 export async function sendNextQueued(
   context: SendContext,
@@ -52,76 +59,116 @@ export async function sendNextQueued(
     if (error instanceof NothingDue) return { kind: 'idle' }
     throw error
   }
-  const { message, reservation } = claimed
   // Logged under the id of the request that queued it.
-  return withRequestId(message.request_id, async () => {
-    try {
-      await deliver(context, connection, message.id, outgoing(message))
-    } catch (error) {
-      if (!(error instanceof DeliveryError)) throw error
-      // One transaction: the units are given back if and only if the failure is recorded.
-      const { outcome, counted } = await context.sql.begin(async (tx) => {
-        const [settled] = await Promise.all([
-          settleFailure(tx, connection.id, message, error, policy),
-          release(tx, connection.account_id, connection.id, reservation),
-        ])
-        return settled
-      })
-      context.metrics.email(counted, connection.id)
-      return outcome
-    }
-    const earlier = message.failures + message.deferrals
-    if (earlier > 0) {
-      context.log.info(
-        { outboxId: message.id, connectionId: connection.id, accountId: connection.account_id, earlier },
-        `sent after ${earlier} earlier attempt${earlier === 1 ? '' : 's'} failed or were deferred`,
-      )
-    }
-    return { kind: 'handled' as const }
-  })
+  return withRequestId(claimed.message.request_id, () =>
+    sendClaimed(context, connection, claimed.message, claimed.reservation, policy),
+  )
 }
 
-function outgoing(row: ClaimedMessage): OutgoingMessage {
-  return {
-    messageId: row.message_id,
-    to: row.to_addresses,
-    cc: row.cc_addresses,
-    bcc: row.bcc_addresses,
-    subject: row.subject,
-    ...(row.text_body === null ? {} : { text: row.text_body }),
-    ...(row.html_body === null ? {} : { html: row.html_body }),
+/** Sends a claimed message and records what became of it. */
+async function sendClaimed(
+  context: SendContext,
+  connection: QueueConnection,
+  message: ClaimedMessage,
+  reservation: Reservation,
+  policy: RetryPolicy,
+): Promise<QueuedSendOutcome> {
+  const envelope = envelopeOf({
+    to: message.to_addresses,
+    cc: message.cc_addresses,
+    bcc: message.bcc_addresses,
+  })
+  const outcome = await deliver(
+    context,
+    connection,
+    {
+      outboxId: message.id,
+      messageId: message.message_id,
+      to: message.to_addresses,
+      cc: message.cc_addresses,
+      bcc: message.bcc_addresses,
+      envelope: stillToTry(envelope, message.recipients),
+      subject: message.subject,
+      ...(message.text_body === null ? {} : { text: message.text_body }),
+      ...(message.html_body === null ? {} : { html: message.html_body }),
+    },
+    (kind) =>
+      kind === 'pushback'
+        ? policy.pushbackDelayMs(message.deferrals + 1)
+        : policy.failureDelayMs(message.failures + 1),
+  )
+  const recipients = afterAttempt(envelope, message.recipients, outcome.recipients)
+  const settlement = settlementOf(message, outcome, recipients, policy)
+  // A message counts once: its units are spent by the attempt that first delivers it, and given
+  // back by every other. Given back if and only if the attempt is recorded: one transaction
+  // (one statement alone, on the common path of a message delivered at once).
+  const spent = delivered(outcome) && !message.recipients?.some((r) => r.status === 'accepted')
+  const holds = settlement.status === 'queued' && outcome.pushback !== undefined
+  const settle = (db: Db) => [
+    settleAttempt(
+      db,
+      message.id,
+      connection.id,
+      attemptLine(message.attempts, outcome),
+      recipients,
+      settlement,
+    ),
+    ...(holds ? [holdQueue(db, connection.id, settlement.delayMs)] : []),
+    ...(spent ? [] : [release(db, connection.account_id, connection.id, reservation)]),
+  ]
+  if (spent && !holds) await Promise.all(settle(context.sql))
+  else await context.sql.begin((tx) => Promise.all(settle(tx)))
+  context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
+  const earlier = message.attempts - 1
+  if (settlement.status === 'sent' && earlier > 0) {
+    context.log.info(
+      { outboxId: message.id, connectionId: connection.id, accountId: connection.account_id, earlier },
+      `sent after ${earlier} earlier attempt${earlier === 1 ? '' : 's'} failed or were deferred`,
+    )
   }
+  // Push-back is the provider asking the connection to slow down: its whole queue waits as long
+  // as the message does, in every process.
+  if (holds) return { kind: 'blocked', waitMs: settlement.delayMs }
+  return { kind: 'handled' }
 }
 
 /**
- * Fails, or queues again with a back-off, and says which for the metrics. Push-back is the
- * provider asking the connection to slow down: the whole connection's queue waits as long as
- * the message does, in every process.
+ * Ended when no recipient is left to try: `sent` when every one got the message, `failed`
+ * (with each one's reply) otherwise. Recipients still deferred are tried again: after a
+ * push-back on the push-back schedule, which never runs out by itself; after anything else on
+ * the failure schedule, up to its number of tries. Either way, not past the queue lifetime.
  */
-async function settleFailure(
-  tx: Db,
-  connectionId: number,
+function settlementOf(
   message: ClaimedMessage,
-  error: DeliveryError,
+  outcome: AttemptOutcome,
+  recipients: RecipientOutcome[],
   policy: RetryPolicy,
-): Promise<{ outcome: QueuedSendOutcome; counted: EmailOutcome }> {
-  if (error.permanent) {
-    await failQueued(tx, message.id, error.reason)
-    return { outcome: { kind: 'handled' }, counted: 'failed' }
+): Settlement {
+  const deferred = recipients.some((r) => r.status === 'deferred')
+  if (!deferred) {
+    const error = outcomeText(recipients)
+    return { status: error === null ? 'sent' : 'failed', error }
   }
-  if (error.kind === 'pushback') {
-    const waitMs = policy.pushbackDelayMs(message.deferrals + 1)
-    await Promise.all([
-      requeue(tx, message.id, waitMs, error.reason, 'deferrals'),
-      holdQueue(tx, connectionId, waitMs),
-    ])
-    return { outcome: { kind: 'blocked', waitMs }, counted: 'deferred' }
+  const last = outcome.pushback ?? outcome.unreachable ?? outcomeText(recipients) ?? 'deferred'
+  const pushback = outcome.pushback !== undefined
+  const counter = pushback ? 'deferrals' : 'failures'
+  const failures = message.failures + (pushback ? 0 : 1)
+  const delayMs = pushback ? policy.pushbackDelayMs(message.deferrals + 1) : policy.failureDelayMs(failures)
+  if (!pushback && failures >= policy.maxFailures) {
+    return {
+      status: 'failed',
+      error: outcomeText(recipients, `Gave up after ${failures} failed attempts: `),
+      counter,
+    }
   }
-  const failures = message.failures + 1
-  if (failures >= policy.maxFailures) {
-    await failQueued(tx, message.id, `Gave up after ${failures} failed attempts: ${error.reason}`)
-    return { outcome: { kind: 'handled' }, counted: 'failed' }
+  if (message.age_ms + delayMs > policy.maxAgeMs) {
+    const error = outcomeText(recipients, `Still deferred after ${hours(message.age_ms)}: `)
+    return { status: 'failed', error, counter }
   }
-  await requeue(tx, message.id, policy.failureDelayMs(failures), error.reason, 'failures')
-  return { outcome: { kind: 'handled' }, counted: 'deferred' }
+  return { status: 'queued', error: last, delayMs, counter }
+}
+
+function hours(ms: number): string {
+  const h = ms / 3_600_000
+  return h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 1000)} seconds`
 }

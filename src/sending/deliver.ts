@@ -1,39 +1,25 @@
 import { recordProviderFailure } from '../connections/health.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import { recordDelivered } from '../db/outbox.ts'
+import type { AttemptLine } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
 import type { EmailMetrics } from '../metrics.ts'
+import { type AttemptOutcome, delivered, outcomeOfError, outcomeOfSent } from '../smtp/outcome.ts'
 import type { TransportPool } from '../smtp/pool.ts'
-import {
-  classifySmtpError,
-  isAuthFailure,
-  isPermanentRefusal,
-  type SmtpErrorClass,
-  smtpReason,
-} from '../smtp/transport.ts'
 
 export interface OutgoingMessage {
+  /** The outbox record this is: named in the logs. */
+  outboxId: number
   messageId: string
+  /** The message's headers name these; who it goes to in this attempt is `envelope`. */
   to: string[]
   cc: string[]
   bcc: string[]
+  /** The recipients this attempt goes to: all of them at first, those still deferred later. */
+  envelope: string[]
   subject: string
   text?: string
   html?: string
-}
-
-export class DeliveryError extends Error {
-  override name = 'DeliveryError'
-  constructor(
-    readonly kind: SmtpErrorClass,
-    /** The SMTP server's reply, or what kept us from reaching it; never a credential. */
-    readonly reason: string,
-    /** Trying again will not help (see isPermanentRefusal); queued mail then fails at once. */
-    readonly permanent: boolean,
-  ) {
-    super(reason)
-  }
 }
 
 export interface DeliveryContext {
@@ -51,20 +37,23 @@ function oneLine(value: string): string {
   return value.replace(/[\r\n]+/g, ' ')
 }
 
+/** How long the caller will wait after a failure of the connection of each kind (see deliver). */
+export type FailureWait = (kind: 'pushback' | 'unreachable') => number
+
 /**
- * Sends one recorded outbox message through one connection and waits for the server to accept
- * it: the only way Mailroom hands mail to SMTP (POST /send, the queue and batches all come
- * here). A success marks the outbox record sent; every outcome is counted on the connection's
- * health (provider failures toward a pause, a success clears them). What a failure does to the
- * outbox record is the caller's to decide (fail it, or wait and retry).
+ * Hands one message to SMTP through one connection and reads the server's answer recipient by
+ * recipient: the only way Mailroom sends mail (POST /send, the queue and batches all come here).
+ * A failure that speaks for the whole connection (push-back, a server out of reach) is counted
+ * toward pausing it, once per the wait it causes (`waitAfter`); a recipient's own refusal is
+ * not. Recording the outcome is the caller's.
  */
 export async function deliver(
   context: DeliveryContext,
   connection: SendingConnection,
-  outboxId: number,
   message: OutgoingMessage,
-): Promise<{ messageId: string }> {
-  let messageId: string
+  waitAfter: FailureWait,
+): Promise<AttemptOutcome> {
+  let outcome: AttemptOutcome
   try {
     const transporter = await context.transports.get(connection)
     // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw source.
@@ -73,6 +62,7 @@ export async function deliver(
       to: message.to,
       cc: message.cc,
       bcc: message.bcc,
+      envelope: { from: connection.from_address, to: message.envelope },
       subject: oneLine(message.subject),
       text: message.text,
       html: message.html,
@@ -80,24 +70,53 @@ export async function deliver(
       disableFileAccess: true,
       disableUrlAccess: true,
     })
-    messageId = info.messageId
+    outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {
-    const kind = classifySmtpError(error)
-    const reason = smtpReason(error)
-    if (kind !== 'rejected' || isAuthFailure(error)) {
-      const { paused } = await recordProviderFailure(context.sql, connection.id)
-      if (paused)
-        context.log.warn({ connectionId: connection.id, reason }, 'connection paused after repeated failures')
-    }
-    context.log.warn(
-      { outboxId, connectionId: connection.id, accountId: connection.account_id, kind, reason },
-      'SMTP attempt failed',
-    )
-    throw new DeliveryError(kind, reason, isPermanentRefusal(error))
+    outcome = outcomeOfError(message.envelope, error)
   }
-  // Outside the SMTP error handling: the message is out, so a failure to record it is not a
-  // failed delivery. It surfaces as an unexpected error and the attempt's lease settles it.
-  await recordDelivered(context.sql, outboxId, connection.id, messageId)
-  context.metrics.email('sent', connection.id)
-  return { messageId }
+  const failure = outcome.pushback ?? outcome.unreachable
+  if (failure !== undefined) {
+    const kind = outcome.pushback !== undefined ? 'pushback' : 'unreachable'
+    const { pausedNow } = await recordProviderFailure(context.sql, connection.id, {
+      kind,
+      reason: failure,
+      windowMs: waitAfter(kind),
+    })
+    if (pausedNow)
+      context.log.warn(
+        { connectionId: connection.id, reason: failure },
+        'connection paused after repeated failures',
+      )
+  }
+  if (!delivered(outcome) || outcome.recipients.some((r) => r.status !== 'accepted')) {
+    const refused = outcome.recipients.filter((r) => r.status !== 'accepted')
+    context.log.warn(
+      {
+        outboxId: message.outboxId,
+        connectionId: connection.id,
+        accountId: connection.account_id,
+        refused: refused.length,
+        of: outcome.recipients.length,
+        reason: failure,
+      },
+      'SMTP attempt not delivered to every recipient',
+    )
+  }
+  return outcome
+}
+
+/** The attempt's line in its record's history. */
+export function attemptLine(attempt: number, outcome: AttemptOutcome): AttemptLine {
+  const kind = delivered(outcome)
+    ? 'delivered'
+    : outcome.pushback !== undefined
+      ? 'pushback'
+      : outcome.unreachable !== undefined
+        ? 'unreachable'
+        : outcome.recipients.some((r) => r.status === 'deferred')
+          ? 'deferred'
+          : 'refused'
+  const reply =
+    outcome.reply ?? outcome.pushback ?? outcome.unreachable ?? outcome.recipients[0]?.reply ?? null
+  return { attempt, kind, reply, recipients: outcome.recipients }
 }

@@ -1,13 +1,23 @@
 import { createHash } from 'node:crypto'
 import { selectConnection } from '../connections/selection.ts'
-import { markAttemptFailed, recordAttempt, recordReservation } from '../db/outbox.ts'
+import { recordAttempt, recordReservation, settleAttempt } from '../db/outbox.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { DeliveryError, deliver, type SendContext } from './deliver.ts'
+import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage } from './outbox.ts'
+import { envelopeOf, notDelivered, outcomeText } from './recipients.ts'
+
+export interface RefusedRecipient {
+  email: string
+  /** The server's reply for this recipient. */
+  reply: string
+  /** Refused for good (5xx), rather than for now (4xx: a later send may be taken). */
+  permanent: boolean
+}
 
 export interface SendResult {
   success: boolean
@@ -15,6 +25,8 @@ export interface SendResult {
   outboxId: number
   from: string
   message: string
+  /** The recipients the server refused while it took the message for the others. */
+  refusedRecipients?: RefusedRecipient[]
   replayed?: true
 }
 
@@ -43,6 +55,7 @@ export async function sendNow(
   }
   const connection = await selectConnection(sql, caller, request.from, 'now')
   const message = outboxMessage(caller, connection, request)
+  const bodies = { text_body: request.text_body, html_body: request.html_body }
   let attempt: { id: number; reservation: Reservation }
   try {
     attempt = await sql.begin(async (tx) => {
@@ -51,7 +64,7 @@ export async function sendNow(
       // index, then replays or finds it in flight, and never sees a 429 caused by the very
       // message it duplicates (a taken key wins over whatever the limits said).
       const [claim, reserved] = await Promise.allSettled([
-        recordAttempt(tx, { ...message, idempotencyKey: keyHash }),
+        recordAttempt(tx, { ...message, ...bodies, idempotencyKey: keyHash }),
         reserve(tx, caller.plan, caller.accountId, connection),
       ])
       if (claim.status === 'rejected') throw claim.reason
@@ -68,46 +81,85 @@ export async function sendNow(
     return replay(earlier)
   }
 
-  try {
-    const sent = await deliver(context, connection, attempt.id, {
+  const envelope = envelopeOf(request)
+  const outcome = await deliver(
+    context,
+    connection,
+    {
+      outboxId: attempt.id,
       messageId: message.messageId,
       to: request.to,
       cc: request.cc,
       bcc: request.bcc,
+      envelope,
       subject: request.subject,
       text: request.text_body,
       html: request.html_body,
-    })
-    return {
-      success: true,
-      messageId: sent.messageId,
-      outboxId: attempt.id,
-      from: connection.from_address,
-      message: SENT,
-    }
-  } catch (error) {
-    // Anything but a failed delivery (say, the database lost after the server accepted the
-    // message) leaves the attempt as it is: its outcome is unknown and its lease settles it.
-    if (!(error instanceof DeliveryError)) throw error
-    context.metrics.email('failed', connection.id)
-    const pushback = error.kind === 'pushback'
-    // One transaction: the failure is recorded if and only if the units are given back. A 429
-    // means "wait and retry": the retry may reuse its key, as for the limits checked before SMTP.
-    await sql.begin((tx) =>
-      Promise.all([
-        markAttemptFailed(tx, attempt.id, error.reason, pushback),
-        release(tx, caller.accountId, connection.id, attempt.reservation),
-      ]),
+    },
+    () => PUSHBACK_RETRY_AFTER_SECONDS * 1000,
+  )
+  const line = attemptLine(1, outcome)
+  const error = outcomeText(outcome.recipients)
+  if (delivered(outcome)) {
+    // Sent to the ones the server took. A record with a recipient refused is not `sent`: that
+    // status means every recipient got the message.
+    const status = error === null ? 'sent' : 'failed'
+    await settleAttempt(sql, attempt.id, connection.id, line, outcome.recipients, { status, error })
+    context.metrics.email(status, connection.id)
+    return sentResult(attempt.id, connection.from_address, message.messageId, outcome.recipients)
+  }
+  // Nothing sent: "wait and retry" when the provider pushed back or only deferred the
+  // recipients (the retry may reuse its key, as for the limits checked before SMTP); otherwise
+  // the cause needs changing first.
+  const wait =
+    outcome.pushback !== undefined ||
+    (outcome.unreachable === undefined && outcome.recipients.every((r) => r.status === 'deferred'))
+  const reason = outcome.pushback ?? error ?? 'The SMTP server did not take the message'
+  // One transaction: the failure is recorded if and only if the units are given back.
+  await sql.begin((tx) =>
+    Promise.all([
+      settleAttempt(tx, attempt.id, connection.id, line, outcome.recipients, {
+        status: 'failed',
+        error: reason,
+        releaseKey: wait,
+      }),
+      release(tx, caller.accountId, connection.id, attempt.reservation),
+    ]),
+  )
+  context.metrics.email('failed', connection.id)
+  if (wait) {
+    throw new LimitReached(
+      PUSHBACK_RETRY_AFTER_SECONDS * 1000,
+      'RATE_LIMITED',
+      `The SMTP server asked to slow down: ${reason}`,
+      { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
     )
-    if (pushback) {
-      throw new LimitReached(
-        PUSHBACK_RETRY_AFTER_SECONDS * 1000,
-        'RATE_LIMITED',
-        `The SMTP server asked to slow down: ${error.reason}`,
-        { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
-      )
-    }
-    throw new AppError('INTERNAL_ERROR', error.reason)
+  }
+  throw new AppError('INTERNAL_ERROR', reason)
+}
+
+/** A send the server took: every recipient, or some with the others' refusals said. */
+function sentResult(
+  outboxId: number,
+  from: string,
+  messageId: string,
+  outcomes: RecipientOutcome[],
+): SendResult {
+  const missed = notDelivered(outcomes)
+  if (missed.length === 0) return { success: true, messageId, outboxId, from, message: SENT }
+  const refusedRecipients = missed.map((r) => ({
+    email: r.address,
+    reply: r.reply ?? 'not delivered',
+    permanent: r.status === 'refused',
+  }))
+  const refusals = refusedRecipients.map((r) => `${r.email} (${r.reply})`).join('; ')
+  return {
+    success: true,
+    messageId,
+    outboxId,
+    from,
+    message: `Email sent to ${outcomes.length - missed.length} of ${outcomes.length} recipients; refused: ${refusals}`,
+    refusedRecipients,
   }
 }
 
@@ -118,15 +170,10 @@ function replay(earlier: AttemptRecord): SendResult {
       'An earlier request with this Idempotency-Key is still in progress',
     )
   }
-  if (earlier.status === 'sent') {
-    return {
-      success: true,
-      messageId: earlier.message_id,
-      outboxId: earlier.id,
-      from: earlier.from,
-      message: SENT,
-      replayed: true,
-    }
+  // The first request succeeded when the server took the message, if only for some recipients.
+  if (earlier.status === 'sent' || earlier.recipients?.some((r) => r.status === 'accepted')) {
+    const original = sentResult(earlier.id, earlier.from, earlier.message_id, earlier.recipients ?? [])
+    return { ...original, replayed: true }
   }
   return {
     success: false,

@@ -30,10 +30,17 @@ export class SmtpLoginError extends Error {
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
 // maxRequeues stays at nodemailer's default: the pool only requeues a message none of whose bytes
 // were sent (e.g. a 421 on a reused connection), and without it such a 421 is reported as a bare
-// "connection closed" instead of the server's reply.
-// Five sessions per connection, nodemailer's own default: at full speed one connection keeps
-// them all busy (two capped a connection at two messages in flight).
-const POOL = { maxConnections: 5, maxMessages: 100 }
+// "connection closed" instead of the server's reply. No cap on messages per session: nodemailer
+// ends a session that reached its cap without QUIT; an idle one it ends with QUIT. Five sessions,
+// nodemailer's own default: at full speed one connection keeps them all busy (two capped a
+// connection at two messages in flight).
+const POOL = { maxConnections: 5, maxMessages: Number.POSITIVE_INFINITY }
+
+/** How a session introduces itself: the EHLO name. */
+export interface SessionOptions {
+  /** Sent with EHLO; nodemailer's default is the machine's address in brackets. */
+  name?: string
+}
 
 /**
  * nodemailer options for one login. The socket goes to the address `resolveSmtpHost` checked,
@@ -43,22 +50,22 @@ const POOL = { maxConnections: 5, maxMessages: 100 }
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts: { pool: true },
+  opts: SessionOptions & { pool: true },
 ): SMTPPoolOptions & { pool: true }
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts?: { pool?: false },
+  opts?: SessionOptions & { pool?: false },
 ): SMTPTransportOptions
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts?: { pool?: boolean },
+  opts?: SessionOptions & { pool?: boolean },
 ): SMTPTransportOptions | (SMTPPoolOptions & { pool: true })
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts: { pool?: boolean } = {},
+  opts: SessionOptions & { pool?: boolean } = {},
 ): SMTPTransportOptions | (SMTPPoolOptions & { pool: true }) {
   const base: SMTPTransportOptions = {
     host: resolved.address,
@@ -75,6 +82,7 @@ export function smtpTransportOptions(
     disableFileAccess: true,
     disableUrlAccess: true,
     ...TIMEOUTS,
+    ...(opts.name ? { name: opts.name } : {}),
     logger: false,
   }
   return opts.pool ? { ...base, pool: true, ...POOL } : base
@@ -84,9 +92,11 @@ export function smtpTransportOptions(
  * Opens one session with the login (TLS, then AUTH) and closes it. Throws `SmtpHostError` when
  * the host is refused before any connection is tried, `SmtpLoginError` when the server is.
  */
-export async function verifySmtpLogin(login: SmtpLogin, allowPrivate: boolean): Promise<void> {
+export async function verifySmtpLogin(login: SmtpLogin, allowPrivate: boolean, name?: string): Promise<void> {
   const resolved = await resolveSmtpHost(login.host, allowPrivate)
-  const transport = nodemailer.createTransport(smtpTransportOptions(login, resolved))
+  const transport = nodemailer.createTransport(
+    smtpTransportOptions(login, resolved, { ...(name ? { name } : {}) }),
+  )
   try {
     await transport.verify()
   } catch (error) {
@@ -130,7 +140,7 @@ function responseOf(error: unknown): string | undefined {
   return typeof response === 'string' && response.trim() ? response : undefined
 }
 
-function responseCodeOf(error: unknown): number | undefined {
+export function responseCodeOf(error: unknown): number | undefined {
   const { responseCode } = fields(error)
   if (typeof responseCode === 'number' && responseCode >= 200 && responseCode < 600) return responseCode
   const match = /^([2-5]\d\d)(?:[ -]|$)/.exec(responseOf(error) ?? '')
@@ -146,12 +156,15 @@ const PUSHBACK_CODES = new Set([421, 450, 451, 452, 454])
 // Providers report an exhausted sending quota as a permanent reply although it clears by itself.
 const QUOTA_TEXT = /quota ?exceeded|sending quota|throttling failure/i
 
+/** A provider's exhausted sending quota (Gmail 550 5.4.5, Microsoft QuotaExceeded, SES throttling). */
+export function isQuotaReply(code: number, response: string): boolean {
+  return code >= 400 && (enhancedCodeOf(response) === '5.4.5' || QUOTA_TEXT.test(response))
+}
+
 function isPushbackReply(code: number, response: string): boolean {
-  if (PUSHBACK_CODES.has(code)) return true
+  if (PUSHBACK_CODES.has(code) || isQuotaReply(code, response)) return true
   const enhanced = enhancedCodeOf(response) ?? ''
-  if (code >= 400 && code < 500) return enhanced.startsWith('4.7.') || /too many/i.test(response)
-  if (code >= 500) return enhanced === '5.4.5' || QUOTA_TEXT.test(response)
-  return false
+  return code >= 400 && code < 500 && (enhanced.startsWith('4.7.') || /too many/i.test(response))
 }
 
 const TLS_CODE = /^(ETLS$|EPROTO$|ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_)/

@@ -143,3 +143,10 @@ export function compileContent(content: MessageContent): (payload: Payload) => R
     return rendered
   }
 }
+
+/** The placeholders' names, each once, in the order they first appear (subject, text, HTML). */
+export function placeholderNames(content: MessageContent): string[] {
+  const fields = [content.subject, content.text_body, content.html_body]
+  const names = fields.flatMap((field) => (field == null ? [] : compile(field).segments.map((s) => s.name)))
+  return [...new Set(names)]
+}

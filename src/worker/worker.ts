@@ -1,11 +1,20 @@
 import { EventEmitter } from 'node:events'
 import { run, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
-import { PURGE_TASK, QUEUE_TASK, type QueueRunPayload, workerLogger } from '../db/jobs.ts'
+import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
+import {
+  PROBE_TASK,
+  type ProbePayload,
+  PURGE_TASK,
+  QUEUE_TASK,
+  type QueueRunPayload,
+  scheduleProbe,
+  workerLogger,
+} from '../db/jobs.ts'
 import { recordJobWorker, registerProcess, unregisterProcess } from '../db/worker-processes.ts'
 import { drainQueue } from '../queue/drain.ts'
 import { beatAndSweep, HEARTBEAT_MS, newProcessId } from '../queue/liveness.ts'
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../queue/retry-policy.ts'
+import { defaultRetryPolicy, type RetryPolicy } from '../queue/retry-policy.ts'
 import { purgeExpired } from '../sending/retention.ts'
 import type { Services } from '../services.ts'
 
@@ -28,13 +37,15 @@ export interface WorkerOptions {
    * arrive at once through LISTEN/NOTIFY.
    */
   pollIntervalMs: number
+  /** How often a connection paused as out of reach is asked whether its server answers again. */
+  probeIntervalMs: number
 }
 
-const DEFAULT_OPTIONS: WorkerOptions = {
+const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   concurrency: 8,
   lanes: 16,
-  retry: DEFAULT_RETRY_POLICY,
   pollIntervalMs: 1_000,
+  probeIntervalMs: PROBE_INTERVAL_MS,
 }
 
 /**
@@ -46,7 +57,11 @@ export async function startWorker(
   services: Services,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<RunningWorker> {
-  const options = { ...DEFAULT_OPTIONS, ...overrides }
+  const options: WorkerOptions = {
+    ...DEFAULT_OPTIONS,
+    retry: defaultRetryPolicy(services.config.queueLifetimeHours),
+    ...overrides,
+  }
   const { log, sql } = services
   const processId = newProcessId()
   const stopping = new AbortController()
@@ -90,6 +105,12 @@ export async function startWorker(
           policy: options.retry,
           stopping: stopping.signal,
         })
+      },
+      [PROBE_TASK]: async (payload) => {
+        const { connectionId } = payload as ProbePayload
+        const result = await probeConnection(services, connectionId)
+        if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
+        if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
       },
       [PURGE_TASK]: async () => {
         const purged = await purgeExpired(sql)

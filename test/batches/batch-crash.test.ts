@@ -4,13 +4,12 @@
  * finishes it within a minute, and a recipient sent twice (outcome unknown at the kill) got the
  * same Message-ID both times.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, expect, it } from 'vitest'
 import { type RunningWorker, startWorker } from '../../src/worker/worker.ts'
 import { useTestApp } from '../support/app.ts'
 import { addresses, batchOf, createdBatch, poll, waitForBatchEnd } from '../support/batches.ts'
 import { killWorkerProcessAfter } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 let worker: RunningWorker | undefined

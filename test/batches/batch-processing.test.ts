@@ -4,7 +4,7 @@
  * Quota/pacing, Delivery guarantees; operator-cli: `batch failures`, `batch retry`).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
 import { deleteConnection, disableConnection, resumeConnection } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
@@ -27,7 +27,7 @@ import {
   waitForBatchEnd,
 } from '../support/batches.ts'
 import { humanText } from '../support/matchers.ts'
-import { holdsUntil, startAppBeforeTopOfHour } from '../support/queue.ts'
+import { holdsUntil, startAppBeforeTopOfHour, waitForMatch } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
@@ -252,8 +252,8 @@ describe('limits make a batch wait, never fail it', () => {
   it('connection quota 5 per hour, 8 recipients: 5 sent, 3 wait (running) until the next window, then completed', {
     timeout: 30_000,
   }, async () => {
-    // Mailroom's clock reaches a top of the hour 6 s from now.
-    const { app: clockApp, boundary } = await startAppBeforeTopOfHour(6_000)
+    // Mailroom's clock reaches a top of the hour 8 s from now (a loaded machine needs the lead).
+    const { app: clockApp, boundary } = await startAppBeforeTopOfHour(8_000)
     try {
       const s = await startSender(clockApp, 'quota', { plan: 'pro', quota: { quota: 5, per: 'hour' } })
       await clockApp.worker({ retry: RETRY })
@@ -380,10 +380,20 @@ describe('pacing and a disabled connection make a batch wait', () => {
     const id = await createdBatch(app, s.key, { template, recipients: addresses('dis', 30) })
     await s.sink.waitForMessages(5)
     await disableConnection(app.services.sql, s.connectionId, true)
-    // Sends under way when it was disabled may still finish.
-    await sleep(300)
-    const held = await batchOf(app, s.key, id)
-    expect(held).toMatchObject({ status: 'running', failed_count: 0, sent_count: s.sink.messages.length })
+    // Sends under way when it was disabled may still finish: wait until none is in flight.
+    const { batch: held } = await waitForMatch(
+      `batch ${id} settled`,
+      async () => ({
+        batch: await batchOf(app, s.key, id),
+        inFlight: (
+          await app.services
+            .sql`select count(*)::int as n from outbox where batch_id = ${id} and status = 'sending'`
+        )[0]?.n,
+      }),
+      ({ batch, inFlight }) => inFlight === 0 && batch.sent_count === s.sink.messages.length,
+      10_000,
+    )
+    expect(held).toMatchObject({ status: 'running', failed_count: 0 })
     expect(held.sent_count).toBeLessThan(30)
     await sleep(1_500)
     expect(await batchOf(app, s.key, id)).toMatchObject({

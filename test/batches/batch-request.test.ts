@@ -4,7 +4,7 @@
  * Limits; rulings: Batches, connection selection for batches). Nothing is sent here: every batch
  * stays `pending`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { addConnection, disableConnection, pauseConnection } from '../../src/connections/connections.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'

@@ -4,7 +4,7 @@
  * transfer encoding nodemailer chose, and what `recipients` and `emails` batches receive.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { pauseConnection, resumeConnection } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import { useTestApp } from '../support/app.ts'
@@ -19,7 +19,7 @@ import {
   waitForBatchEnd,
 } from '../support/batches.ts'
 import { type Sender, startSender } from '../support/sending.ts'
-import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
+import type { ReceivedMessage } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 

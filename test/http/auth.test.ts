@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { deleteConnection } from '../../src/connections/connections.ts'
 import { operations } from '../../src/generated/routes.ts'
 import { createKey, revokeKey, rotateKey } from '../../src/keys/keys.ts'

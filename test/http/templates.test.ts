@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Template } from '../../src/templates/templates.ts'
 import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
 import { useTestApp } from '../support/app.ts'
 import { captureLogs, INFO, type LogLine, WARN } from '../support/log-capture.ts'
-import { email, postEnqueue } from '../support/queue.ts'
+import { email } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
 
 const logs = captureLogs()

@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/net/free-port.ts'
 import { startWorker } from '../../src/worker/worker.ts'
 import { useTestApp } from '../support/app.ts'
@@ -23,7 +23,6 @@ import {
   waitForOutboxStatus,
 } from '../support/queue.ts'
 import { replyOf, startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 const processes: MailroomProcess[] = []

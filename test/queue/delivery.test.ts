@@ -5,7 +5,7 @@
  * none of which may burn an attempt or end the message failed.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   deleteConnection,
   disableConnection,
@@ -20,14 +20,13 @@ import {
   holdsUntil,
   outboxRecord,
   startAppBeforeTopOfHour,
-  startTestWorker,
   TEST_RETRY,
   waitFor,
   waitForOutbox,
   waitForOutboxStatus,
 } from '../support/queue.ts'
 import { type Sender, type SenderOptions, startSender } from '../support/sending.ts'
-import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
+import type { ReceivedMessage } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 
@@ -122,16 +121,19 @@ describe('delivery', () => {
 })
 
 describe('transient and permanent failures', () => {
-  const TRANSIENT = { code: 441, message: '4.4.1 Temporary failure, try again later' }
+  // A recipient deferred at RCPT: a transient failure of the message, not of the connection.
+  const TRANSIENT = {
+    recipientReplies: { 'rcpt@example.com': { code: 450, message: '4.2.1 Mailbox temporarily unavailable' } },
+  }
 
   it('retries a transient failure with back-off until it is delivered', async () => {
-    const s = await sender({ behaviour: { rejectData: TRANSIENT } })
+    const s = await sender({ behaviour: TRANSIENT })
     const id = await enqueued(app, s.key)
     // Two failed attempts, recorded with the server's reason, the message still queued for later.
     const waiting = await waitForOutbox(app, s.accountId, id, (r) => r.attempts >= 2 && r.status === 'queued')
-    expect(waiting.error).toMatch(/441/)
+    expect(waiting.error).toMatch(/450/)
     expect(waiting.next_attempt_at).not.toBeNull()
-    s.sink.setBehaviour({ rejectData: undefined })
+    s.sink.setBehaviour({ recipientReplies: {} })
 
     const sent = await waitForOutboxStatus(app, s.accountId, id, 'sent')
     expect(sent.attempts).toBeGreaterThan(1)
@@ -169,10 +171,12 @@ describe('transient and permanent failures', () => {
   )
 
   it(`gives up after ${TEST_RETRY.maxFailures} transient failures: failed, with the server's reason`, async () => {
-    const s = await sender({ behaviour: { rejectData: TRANSIENT } })
+    const s = await sender({ behaviour: TRANSIENT })
     const id = await enqueued(app, s.key)
     const failed = await waitForOutboxStatus(app, s.accountId, id, 'failed', 10_000)
-    expect(failed.error).toMatch(/441.*4\.4\.1 Temporary failure/)
+    expect(failed.error).toMatch(
+      /Gave up after 3 failed attempts: 450 4\.2\.1 Mailbox temporarily unavailable/,
+    )
     expect(failed.attempts).toBe(TEST_RETRY.maxFailures)
     expect((await counters(id)).failures).toBe(TEST_RETRY.maxFailures)
     expect(s.sink.messages).toHaveLength(0)
@@ -259,7 +263,14 @@ describe('held mail: paused, disabled, deleted connections', () => {
     })
     const id = await enqueued(app, s.key)
     await waitFor(
-      'the connection to be paused',
+      async () =>
+        JSON.stringify(
+          await app.services
+            .sql`select consecutive_failures, failure_window_until, paused_until, queue_backoff_until, mailroom_now() as now from connections where id = ${s.connectionId}`,
+        ) +
+        JSON.stringify(
+          await app.services.sql`select attempt, at, outcome from outbox_attempts where outbox_id = ${id}`,
+        ),
       async () => {
         const [row] = await app.services.sql<{ paused: boolean }[]>`
         select coalesce(paused_until > mailroom_now(), false) as paused from connections where id = ${s.connectionId}`

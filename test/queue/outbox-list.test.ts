@@ -3,22 +3,13 @@
  * message's status, attempts and last error, run as the operator runs it.
  */
 import { execFile } from 'node:child_process'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import type { OutboxRecord } from '../../src/sending/outbox.ts'
 import { useTestApp } from '../support/app.ts'
 import { TIMESTAMP } from '../support/matchers.ts'
-import {
-  email,
-  enqueued,
-  mailroomEnv,
-  ROOT,
-  startTestWorker,
-  waitForOutbox,
-  waitForOutboxStatus,
-} from '../support/queue.ts'
+import { email, enqueued, mailroomEnv, ROOT, waitForOutbox, waitForOutboxStatus } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 

@@ -4,13 +4,12 @@
  * message is tried on that connection until the back-off ends.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { listConnections } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import { useTestApp } from '../support/app.ts'
-import { email, enqueued, startTestWorker, waitForOutbox } from '../support/queue.ts'
+import { email, enqueued, waitForOutbox } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const LANES = 4
 const PUSHBACK_MS = 4_000

@@ -4,7 +4,7 @@
  * never mail that is still waiting to be sent or being sent, however old: every accepted email
  * is delivered or ends failed with a reason, none is lost.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 

@@ -4,7 +4,7 @@
  * together never exceed a quota.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import type { Services } from '../../src/services.ts'
 import type { RunningWorker } from '../../src/worker/worker.ts'
 import { openTestServices, useTestApp } from '../support/app.ts'
@@ -16,7 +16,6 @@ import {
   waitForOutboxStatus,
 } from '../support/queue.ts'
 import { fresh, nextUtcMidnight, postSend, quotaBody, quotaUsed, startSender } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 const workers: RunningWorker[] = []

@@ -27,7 +27,6 @@ import {
   setDailyUsed,
   startSender,
 } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 // Concurrent requests on real connections to a listening server.
 const app = useTestApp({}, { listen: true })

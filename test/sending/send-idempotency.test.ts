@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { addConnection } from '../../src/connections/connections.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import {
@@ -23,7 +23,6 @@ import {
   startSender,
   startSink,
 } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const app = useTestApp()
 

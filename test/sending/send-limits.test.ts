@@ -4,7 +4,7 @@
  * Every counter is checked through what the API answers, what the SMTP sink received, and the
  * counters the service keeps in PostgreSQL.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { bucketCapacity } from '../../src/quota/pacing.ts'
 import { useTestApp } from '../support/app.ts'
 import {
@@ -23,7 +23,6 @@ import {
   setDailyUsed,
   startSender,
 } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 

@@ -144,9 +144,22 @@ async function storePassword(seeded: SeededAccount, password: string) {
     where id = ${seeded.connection?.id as number}`
 }
 
-/** Four failures in a row (`fail`) leave the connection active; the fifth pauses it. */
+/**
+ * A minute passes for the connection's failure count: the window its last counted failure
+ * opened (/send's Retry-After of 60 s) ends; failures within it count once.
+ */
+async function aMinuteLater(seeded: SeededAccount) {
+  await app.services.sql`
+    update connections set failure_window_until = failure_window_until - interval '61 seconds'
+    where id = ${seeded.connection?.id as number}`
+}
+
+/** Four failures a minute apart (`fail`) leave the connection active; the fifth pauses it. */
 async function expectFifthFailurePauses(seeded: SeededAccount, fail: () => Promise<unknown>) {
-  for (let i = 0; i < 4; i++) await fail()
+  for (let i = 0; i < 4; i++) {
+    await fail()
+    await aMinuteLater(seeded)
+  }
   expect(await statusOf(seeded)).toBe('active')
   await fail()
   expect(await statusOf(seeded)).toBe('paused')
@@ -300,9 +313,26 @@ describe('a failed send uses no quota', () => {
 describe('connection health: automatic pauses', () => {
   const PUSHBACK = { code: 451, message: '4.7.1 Try again later' }
 
+  /** `n` push-backs a minute apart. */
   async function pushbacks(seeded: SeededAccount, n: number) {
-    for (let i = 0; i < n; i++) await expectPushback(seeded)
+    for (let i = 0; i < n; i++) {
+      await expectPushback(seeded)
+      await aMinuteLater(seeded)
+    }
   }
+
+  it('push-backs within the minute /send asks callers to wait count once: ten in a row (one brief outage) do not pause', async () => {
+    const seeded = await account(flaky)
+    setReply(PUSHBACK)
+    for (let i = 0; i < 10; i++) await expectPushback(seeded)
+    expect(await statusOf(seeded)).toBe('active')
+    // That was one. A minute on they count again: three more make four, still active; a fifth pauses.
+    await aMinuteLater(seeded)
+    await pushbacks(seeded, 3)
+    expect(await statusOf(seeded)).toBe('active')
+    await expectPushback(seeded)
+    expect(await statusOf(seeded)).toBe('paused')
+  })
 
   it('5 consecutive push-backs pause the connection (4 do not); the next send is 403 CONNECTION_PAUSED', async () => {
     const seeded = await account(flaky)

@@ -3,6 +3,7 @@ import { promisify } from 'node:util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { updateConnection } from '../../src/connections/connections.ts'
 import { type SeededAccount, seedAccount, TEST_SECRET, useTestApp } from '../support/app.ts'
+import { waitFor } from '../support/queue.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const run = promisify(execFile)
@@ -58,6 +59,54 @@ describe('SMTP transports are pooled per connection', () => {
     expect(second.status).toBe(200)
     expect((await after.waitForMessages(1))[0]?.headers.get('subject')).toBe('after')
     await after.close()
+  })
+})
+
+describe('SMTP sessions are polite', () => {
+  /** Every session `sink` saw has ended; how many of them with QUIT. */
+  async function endedSessions(target: SmtpSink): Promise<{ ended: number; quits: number }> {
+    await waitFor('every session to end', () => (target.closed === target.connections ? true : undefined))
+    return { ended: target.closed, quits: target.quits }
+  }
+
+  it('a pool that closes says QUIT in each of its sessions', async () => {
+    const own = await app.sink({ port: 465 })
+    const account = await seedAccount(app, { plan: 'pro', connection: { ...own.login, rate: 6000 } })
+    const sends = Array.from({ length: 4 }, (_, i) =>
+      app.request('/send', {
+        key: account.key,
+        body: { to: 'q@example.com', subject: `quit ${i}`, text_body: 'x' },
+      }),
+    )
+    for (const response of await Promise.all(sends)) expect(response.status).toBe(200)
+    await app.services.transports.close()
+    const { ended, quits } = await endedSessions(own)
+    // The login test of `connection add` and the pool's sessions: each one said goodbye.
+    expect(ended).toBeGreaterThanOrEqual(2)
+    expect(quits).toBe(ended)
+  })
+
+  it('the pool replaced after a login change says QUIT in its sessions too', async () => {
+    const own = await app.sink({ port: 2525 })
+    const account = await seedAccount(app, { plan: 'pro', connection: { ...own.login, rate: 6000 } })
+    const body = { to: 'q@example.com', subject: 'before the change', text_body: 'x' }
+    expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+    await updateConnection(app.services, account.connection?.id ?? 0, { password: own.password })
+    expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+    await app.services.transports.close()
+    const { ended, quits } = await endedSessions(own)
+    expect(quits).toBe(ended)
+  })
+
+  it('introduces itself with the configured EHLO name (MAILROOM_EHLO_NAME), not an address in brackets', async () => {
+    const own = await app.sink({ port: 587 })
+    const account = await seedAccount(app, { plan: 'pro', connection: { ...own.login, rate: 6000 } })
+    const body = { to: 'e@example.com', subject: 'ehlo', text_body: 'x' }
+    expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+    // The login test of `connection add`, then the pooled session: both as the test config says.
+    expect(own.ehloNames.length).toBeGreaterThanOrEqual(2)
+    expect(new Set(own.ehloNames)).toEqual(new Set([app.services.config.ehloName]))
+    expect(app.services.config.ehloName).toBe('mailroom.test')
   })
 })
 

@@ -14,12 +14,12 @@ import {
   addConnection,
   type ConnectionView,
 } from '../../src/connections/connections.ts'
-import { createApp } from '../../src/http/app.ts'
-import { type RunningServer, startHttpServer } from '../../src/http/server.ts'
 import { createKey } from '../../src/keys/keys.ts'
 import { createLogger, type Logger } from '../../src/log.ts'
+import type { RunningServer } from '../../src/net/http-server.ts'
 import { openServices, type ServiceOptions } from '../../src/open-services.ts'
 import type { Services } from '../../src/services.ts'
+import { createWebApp, startWebServer } from '../../src/web.ts'
 import type { RunningWorker, WorkerOptions } from '../../src/worker/worker.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 import { type SmtpSink, type SmtpSinkOptions, startSmtpSink } from './smtp-sink.ts'
@@ -28,7 +28,10 @@ export interface RequestInit {
   method?: string
   /** Sent as `Authorization: Bearer <key>`. */
   key?: string
-  /** JSON-encoded unless a string (then sent as is); sets `Content-Type: application/json`. */
+  /**
+   * JSON-encoded unless a string (then sent as is); sets `Content-Type: application/json`. A
+   * FormData or URLSearchParams goes as a browser's form.
+   */
   body?: unknown
   headers?: Record<string, string>
 }
@@ -80,6 +83,10 @@ export function testConfig(databaseUrl: string, settings: Partial<Config> = {}):
     logFormat: 'json',
     bodyLimitBytes: 10 * 1024 * 1024,
     metricsToken: undefined,
+    ehloName: 'mailroom.test',
+    queueLifetimeHours: 72,
+    publicUrl: 'http://localhost',
+    trustProxy: false,
     ...settings,
   }
 }
@@ -93,8 +100,11 @@ export function openTestServices(databaseUrl: string, options: ServiceOptions = 
 function requestOf(init: RequestInit): globalThis.RequestInit {
   const headers: Record<string, string> = { ...init.headers }
   if (init.key) headers.authorization = `Bearer ${init.key}`
-  let body: string | undefined
-  if (init.body !== undefined) {
+  let body: BodyInit | undefined
+  if (init.body instanceof FormData || init.body instanceof URLSearchParams) {
+    // A browser's form: fetch sets the content type (multipart boundary included).
+    body = init.body
+  } else if (init.body !== undefined) {
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
     headers['content-type'] ??= 'application/json'
   }
@@ -113,9 +123,9 @@ export async function startTestApp(
   const config = testConfig(db.url, settings)
   const services = await openServices(config, options.log ?? createLogger(config.logLevel), options)
   const server: RunningServer | undefined = options.listen
-    ? await startHttpServer(services, 0, '127.0.0.1')
+    ? await startWebServer(services, 0, '127.0.0.1')
     : undefined
-  const app = createApp(services)
+  const app = createWebApp(services)
   const listening = (what: string) => {
     if (!server) throw new Error(`${what} needs a listening test app: useTestApp({}, { listen: true })`)
     return server.url

@@ -11,11 +11,22 @@ export interface ReceivedMessage {
   receivedAt: Date
 }
 
+export interface SmtpReply {
+  code: number
+  message: string
+}
+
 export interface SinkBehaviour {
   /** Recipients refused at RCPT with `550 5.1.1` (compared case-insensitively). */
   rejectRecipients: string[]
+  /** Recipients refused at RCPT with a reply of their own, e.g. `450 4.7.1` (lower-case keys). */
+  recipientReplies: Record<string, SmtpReply>
+  /** Reply to MAIL FROM instead of accepting it. */
+  rejectMailFrom: SmtpReply | undefined
   /** Reply to DATA instead of accepting, e.g. `{ code: 451, message: '4.7.1 Try again later' }`. */
-  rejectData: { code: number; message: string } | undefined
+  rejectData: SmtpReply | undefined
+  /** Greet every new connection with this reply instead (a server refusing sessions). */
+  rejectConnection: SmtpReply | undefined
   /** Wait this long after the message arrived before replying to DATA. */
   dataDelayMs: number
   /** Once this many messages were accepted, new connections and new transactions get 421. */
@@ -47,6 +58,11 @@ export interface SmtpSink {
   readonly authAttempts: number
   /** Sessions opened (after the TLS handshake on 465), refused ones included. */
   readonly connections: number
+  /** Sessions that ended, and of those the ones the client ended with QUIT. */
+  readonly closed: number
+  readonly quits: number
+  /** The names clients introduced themselves with (EHLO), in order of their sessions. */
+  readonly ehloNames: string[]
   setBehaviour(patch: Partial<SinkBehaviour>): void
   waitForMessages(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>
   close(): Promise<void>
@@ -81,7 +97,10 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
   const certificate = options.tls ?? inject('tls')
   const behaviour: SinkBehaviour = {
     rejectRecipients: [],
+    recipientReplies: {},
+    rejectMailFrom: undefined,
     rejectData: undefined,
+    rejectConnection: undefined,
     dataDelayMs: 0,
     throttleAfter: undefined,
     ...options.behaviour,
@@ -90,6 +109,26 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
   const waiters = new Set<() => void>()
   let authAttempts = 0
   let connections = 0
+  let closed = 0
+  const quitSessions = new Set<string>()
+  const ehloNames: string[] = []
+  const noteEhlo = (session: { id: string; hostNameAppearsAs?: string | false }) => {
+    if (session.hostNameAppearsAs && !ehloNames.includes(`${session.id} ${session.hostNameAppearsAs}`)) {
+      ehloNames.push(`${session.id} ${session.hostNameAppearsAs}`)
+    }
+  }
+  // smtp-server logs every command a client sends: how the sink learns which sessions said QUIT.
+  const noLog = () => {}
+  const logger = {
+    info: noLog,
+    warn: noLog,
+    error: noLog,
+    trace: noLog,
+    fatal: noLog,
+    debug(meta: { tnx?: string; cid?: string; command?: string }) {
+      if (meta?.tnx === 'command' && meta.command === 'QUIT' && meta.cid) quitSessions.add(meta.cid)
+    },
+  }
 
   const throttled = () => behaviour.throttleAfter !== undefined && messages.length >= behaviour.throttleAfter
   const tooMany = () => smtpError(421, '4.7.0 Too many messages, slow down')
@@ -105,24 +144,32 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     disableReverseLookup: true,
     banner: 'mailroom test sink',
     size: 25 * 1024 * 1024,
-    logger: false,
+    logger,
     closeTimeout: 200,
     onConnect(_session, callback) {
       connections++
-      callback(throttled() ? tooMany() : null)
+      const refusal = behaviour.rejectConnection
+      callback(throttled() ? tooMany() : refusal ? smtpError(refusal.code, refusal.message) : null)
     },
-    onAuth(auth, _session, callback) {
+    onClose() {
+      closed++
+    },
+    onAuth(auth, session, callback) {
+      noteEhlo(session)
       authAttempts++
       if (auth.username === username && auth.password === password) return callback(null, { user: username })
       callback(smtpError(535, '5.7.8 Authentication credentials invalid'))
     },
-    onMailFrom(_address, _session, callback) {
-      callback(throttled() ? tooMany() : null)
+    onMailFrom(_address, session, callback) {
+      noteEhlo(session)
+      const refusal = behaviour.rejectMailFrom
+      callback(throttled() ? tooMany() : refusal ? smtpError(refusal.code, refusal.message) : null)
     },
     onRcptTo(address, _session, callback) {
-      const refused = behaviour.rejectRecipients.some(
-        (r) => r.toLowerCase() === address.address.toLowerCase(),
-      )
+      const lower = address.address.toLowerCase()
+      const own = behaviour.recipientReplies[lower]
+      if (own) return callback(smtpError(own.code, own.message))
+      const refused = behaviour.rejectRecipients.some((r) => r.toLowerCase() === lower)
       callback(refused ? smtpError(550, `5.1.1 <${address.address}>: User unknown`) : null)
     },
     onData(stream, session, callback) {
@@ -163,6 +210,15 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     },
     get connections() {
       return connections
+    },
+    get closed() {
+      return closed
+    },
+    get quits() {
+      return quitSessions.size
+    },
+    get ehloNames() {
+      return ehloNames.map((entry) => entry.slice(entry.indexOf(' ') + 1))
     },
     setBehaviour(patch) {
       Object.assign(behaviour, patch)

@@ -425,15 +425,35 @@ export interface components {
        */
       from?: string
       /**
-       * @description Human text.
+       * @description Human text; when some recipients were refused, it names them and why.
        * @example Email sent successfully
        */
       message: string
+      /** @description Present when the SMTP server took the message for some recipients and refused the others: who was refused and the server's reply. The message was sent to everyone else. (When every recipient is refused, nothing is sent and the answer is an error: `429 RATE_LIMITED` when all were only deferred, `500 INTERNAL_ERROR` otherwise.) */
+      refusedRecipients?: components['schemas']['RefusedRecipient'][]
       /**
        * @description Present and `true` when the response is for an earlier request with the same `Idempotency-Key`.
        * @example true
        */
       replayed?: boolean
+    }
+    /** @description A recipient the SMTP server refused while it took the message for others. */
+    RefusedRecipient: {
+      /**
+       * Format: email
+       * @example gone@acme.example
+       */
+      email: string
+      /**
+       * @description The server's reply for this recipient.
+       * @example 550 5.1.1 <gone@acme.example>... User unknown
+       */
+      reply: string
+      /**
+       * @description `true` for a refusal for good (5xx); `false` for one for now (4xx), which a later send may get past.
+       * @example true
+       */
+      permanent: boolean
     }
     /** @description Result of `POST /enqueue`. */
     EnqueueResponse: {

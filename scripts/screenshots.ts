@@ -1,0 +1,115 @@
+/**
+ * Screenshots of the dashboard's main pages, narrow (a phone) and wide, with long and hostile
+ * values, for the README: `npm run screenshots` writes them to docs/screenshots/. It runs under
+ * vitest for the test fixture (database, TLS SMTP sink, worker); it asserts nothing.
+ */
+import { mkdir } from 'node:fs/promises'
+import { it } from 'vitest'
+import { useTestApp } from '../test/support/app.ts'
+import { launchBrowser } from '../test/support/browser.ts'
+import { accountWithPassword } from '../test/support/dashboard.ts'
+
+const app = useTestApp({}, { listen: true })
+const OUT = 'docs/screenshots'
+const PASSWORD = 'screenshot password'
+const LONG = 'a-rather-long-mailbox-name-that-goes-on-and-on@subdomain.of.a.very-long-example-domain.example'
+const HOSTILE = '<script>alert("hi")</script> & "quotes"'
+
+it('takes the screenshots', async () => {
+  await mkdir(OUT, { recursive: true })
+  const sink = await app.sink({ port: 2525, behaviour: { rejectRecipients: ['nobody@example.com', LONG] } })
+  const account = await accountWithPassword(app, PASSWORD, 'pro')
+  const browser = await launchBrowser()
+  const page = await browser.context.newPage()
+  const go = (path: string) => page.goto(`${app.url}${path}`)
+  await go('/dashboard/login')
+  await page.fill('input[name=email]', account.email)
+  await page.fill('input[name=password]', PASSWORD)
+  await page.click('button[type=submit]')
+  await go('/dashboard/connections')
+  await page.fill('input[name=host]', sink.host)
+  await page.selectOption('select[name=port]', '2525')
+  await page.fill('input[name=username]', sink.username)
+  await page.fill('input[name=password]', sink.password)
+  await page.fill('input[name=from]', 'newsletter@example.com')
+  await page.fill('input[name=quota]', '500')
+  await page.click('text=Test the login and add')
+  await go('/dashboard/keys')
+  await page.fill('input[name=name]', `Production ${HOSTILE}`)
+  await page.click('text=Create the key')
+  const key = await page.inputValue('#new-key')
+  await app.worker()
+  for (const [to, subject] of [
+    ['ada@example.com', 'Your receipt for order 4711'],
+    [LONG, `A subject that is much longer than anyone would write, to see how it wraps ${HOSTILE}`],
+    ['grace@example.com', 'Welcome aboard'],
+  ]) {
+    await app.request('/send', { key, body: { to, subject, text_body: 'Hello', html_body: '<p>Hello</p>' } })
+  }
+  const batch = await app.request('/send/batch', {
+    key,
+    body: {
+      name: `Spring newsletter ${HOSTILE}`,
+      recipients: ['ann@example.com', 'bob@example.com', 'nobody@example.com', LONG],
+      template: { subject: 'Spring news', text_body: 'Hi' },
+    },
+  })
+  const { batch_id: batchId } = (await batch.json()) as { batch_id: number }
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  const [html] = await app.services.sql<{ id: number }[]>`
+    insert into outbox (account_id, connection_id, status, from_address, to_addresses, subject, message_id, attempts,
+                        text_body, html_body, sent_at)
+    select ${account.id}, c.id, 'sent', c.from_address, '{ada@example.com}', 'Your invoice', '<inv-1@example.com>', 1,
+           'Hello Ada, your invoice is attached.', ${'<h1 style="color:#0a5">Invoice</h1><p>Hello <b>Ada</b>, your invoice is attached.</p><script>alert(1)</script>'}, now()
+    from connections c where c.account_id = ${account.id}
+    returning id`
+  await go('/dashboard/audiences')
+  await page.fill('input[name=name]', 'Customers')
+  await page.fill('textarea[name=description]', 'Everyone with an active subscription')
+  await page.click('form button[type=submit] >> text=Create')
+  await page.click('a >> text=Customers')
+  const audiencePath = new URL(page.url()).pathname
+  await page.fill(
+    'textarea[name=lines]',
+    `ann@example.com, name=Ann, VIP\nbob@example.com, name=Bob, plan=pro\n${LONG}, note=${HOSTILE}\nnot an address`,
+  )
+  await page.click('form[action$="/members"] button[type=submit]')
+  await go('/dashboard/templates')
+  await page.fill('input[name=name]', 'Renewal reminder')
+  await page.fill('input[name=subject]', 'Your plan renews soon, {{name}}')
+  await page.fill('textarea[name=text_body]', 'Hi {{name}}, your {{plan}} plan renews next week.')
+  await page.fill(
+    'textarea[name=html_body]',
+    '<p>Hi <b>{{name}}</b>, your {{plan}} plan renews next week.</p>',
+  )
+  await page.click('form button[type=submit] >> text=Create')
+  await page.click('a >> text=Renewal reminder')
+  const templatePath = new URL(page.url()).pathname
+
+  const shots: [string, string][] = [
+    ['overview', '/dashboard'],
+    ['connections', '/dashboard/connections'],
+    ['keys', '/dashboard/keys'],
+    ['outbox', '/dashboard/outbox'],
+    ['outbox-detail', `/dashboard/outbox/${html?.id}`],
+    ['batch', `/dashboard/batches/${batchId}`],
+    ['audience', audiencePath],
+    ['template', templatePath],
+  ]
+  for (const [width, height, suffix] of [
+    [1280, 900, 'wide'],
+    [390, 844, 'narrow'],
+  ] as const) {
+    await page.setViewportSize({ width, height })
+    for (const [name, path] of shots) {
+      await go(path)
+      await page.screenshot({ path: `${OUT}/${name}-${suffix}.png`, fullPage: true })
+    }
+  }
+  const signedOut = await browser.context.browser()?.newContext()
+  const login = signedOut ? await signedOut.newPage() : await browser.context.newPage()
+  await login.setViewportSize({ width: 1280, height: 800 })
+  await login.goto(`${app.url}/dashboard/login`)
+  await login.screenshot({ path: `${OUT}/sign-in-wide.png`, fullPage: true })
+  await browser.close()
+})

@@ -1,0 +1,138 @@
+import { parse } from 'csv-parse/sync'
+import type { MemberInput, Payload } from '../db/audiences.ts'
+import { unstorableTextIssues } from '../db/storable-text.ts'
+import { AppError } from '../errors.ts'
+import { AudienceMemberInputSchema } from '../generated/routes.ts'
+
+/** A line that could not be taken, and why. */
+export interface LineProblem {
+  line: number
+  /** The line as it was given (cut when long). */
+  text: string
+  reason: string
+}
+
+/** Members read from text or a file: those that are fine, and a problem per line that is not. */
+export interface ReadMembers {
+  members: MemberInput[]
+  problems: LineProblem[]
+}
+
+/** As many as one request of the API takes (`POST /audiences/{id}/members`). */
+export const MAX_MEMBER_LINES = 10_000
+/** The rulings' bound on a member's payload, as JSON text. */
+const MAX_PAYLOAD_BYTES = 16 * 1024
+const SHOWN_LINE = 200
+
+function shown(text: string): string {
+  return text.length > SHOWN_LINE ? `${text.slice(0, SHOWN_LINE)}…` : text
+}
+
+/** The member as the API would take it, or why not. */
+function checked(email: string, payload: Payload): MemberInput | string {
+  const member = payload === null ? { email } : { email, payload }
+  const result = AudienceMemberInputSchema.safeParse(member)
+  if (!result.success) return `“${email}” is not an email address`
+  if (unstorableTextIssues(member).length) return 'it contains the NUL character or a broken character'
+  if (payload && Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES)
+    return 'its values are longer than 16 KiB together'
+  return member
+}
+
+/**
+ * Comma-separated parts as values: `key=value`, or a bare value stored as `attr_1`, `attr_2`,
+ * ... in order. Spaces around parts, keys and values are trimmed; empty parts are skipped.
+ * Null when there is no value at all.
+ */
+function valuesOf(parts: string[]): Record<string, string> | null {
+  const values: Record<string, string> = {}
+  let bare = 0
+  for (const raw of parts) {
+    const part = raw.trim()
+    if (part === '') continue
+    const equals = part.indexOf('=')
+    const key = equals > 0 ? part.slice(0, equals).trim() : ''
+    if (key) values[key] = part.slice(equals + 1).trim()
+    else values[`attr_${++bare}`] = part
+  }
+  return Object.keys(values).length ? values : null
+}
+
+/** Sample values for a template's preview, written as a member's: `name=Ann, VIP` (lines count as commas). */
+export function readValues(text: string): Record<string, string> | null {
+  return valuesOf(text.split(/[,\r\n]/))
+}
+
+/**
+ * Members typed one per line, as the dashboard specifies: an address, then comma-separated
+ * `key=value` pairs, where a value without a key is stored as `attr_1`, `attr_2`, ... in order
+ * (`ann@example.com, name=Ann, VIP` gives `{"name": "Ann", "attr_1": "VIP"}`). Blank lines are
+ * skipped; a line with no pairs gets no payload (null). Spaces around parts are trimmed.
+ */
+export function readMemberLines(text: string): ReadMembers {
+  const members: MemberInput[] = []
+  const problems: LineProblem[] = []
+  const lines = text.split(/\r\n|\r|\n/)
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === '') continue
+    if (members.length + problems.length >= MAX_MEMBER_LINES) {
+      problems.push({ line: index + 1, text: '', reason: `at most ${MAX_MEMBER_LINES} members at a time` })
+      break
+    }
+    const [address = '', ...parts] = line.split(',')
+    const member = checked(address.trim(), valuesOf(parts))
+    if (typeof member === 'string') problems.push({ line: index + 1, text: shown(line), reason: member })
+    else members.push(member)
+  }
+  return { members, problems }
+}
+
+/**
+ * Members from a CSV file whose header row names the keys: the column named `email` (any case)
+ * holds the address, every other named column becomes a payload key with the row's value
+ * (empty cells left out). A row with no other value gets no payload (null).
+ */
+export function readMemberCsv(file: Uint8Array): ReadMembers {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(file)
+  } catch {
+    throw new AppError('INVALID_CSV', 'The file is not UTF-8 text: save the CSV as UTF-8 and try again')
+  }
+  let rows: { record: string[]; info: { lines: number } }[]
+  try {
+    // With `info`, each row comes with where it ends in the file (csv-parse's types do not say so).
+    rows = parse(text, {
+      bom: true,
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      trim: true,
+    }) as unknown as typeof rows
+  } catch (error) {
+    throw new AppError(
+      'INVALID_CSV',
+      `The file is not CSV: ${error instanceof Error ? error.message : error}`,
+    )
+  }
+  const [header, ...body] = rows
+  const names = header?.record ?? []
+  const emailColumn = names.findIndex((name) => name.toLowerCase() === 'email')
+  if (emailColumn < 0) {
+    throw new AppError('INVALID_CSV', 'The first row must name the columns, one of them “email”')
+  }
+  const members: MemberInput[] = []
+  const problems: LineProblem[] = []
+  for (const { record, info } of body) {
+    const values: Record<string, string> = {}
+    for (const [column, value] of record.entries()) {
+      const key = names[column]
+      if (column !== emailColumn && key && value !== '') values[key] = value
+    }
+    const member = checked(record[emailColumn] ?? '', Object.keys(values).length ? values : null)
+    if (typeof member === 'string')
+      problems.push({ line: info.lines, text: shown(record.join(',')), reason: member })
+    else members.push(member)
+  }
+  return { members, problems }
+}

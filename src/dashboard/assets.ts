@@ -1,0 +1,31 @@
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { packageFile, type StaticAsset, staticAsset } from '../net/static-asset.ts'
+import type { Dashboard } from './env.ts'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+
+/** What every page loads: Pico CSS from its npm package, and the dashboard's own few lines. */
+export const ASSETS = {
+  pico: staticAsset(
+    packageFile('@picocss/pico', 'css/pico.min.css'),
+    '/dashboard/assets/pico.css',
+    'text/css; charset=utf-8',
+  ),
+  style: staticAsset(
+    path.join(HERE, 'assets/dashboard.css'),
+    '/dashboard/assets/dashboard.css',
+    'text/css; charset=utf-8',
+  ),
+  script: staticAsset(
+    path.join(HERE, 'assets/dashboard.js'),
+    '/dashboard/assets/dashboard.js',
+    'text/javascript; charset=utf-8',
+  ),
+} satisfies Record<string, StaticAsset>
+
+export function registerAssets(app: Dashboard): void {
+  for (const asset of Object.values(ASSETS)) {
+    app.get(asset.path, (c) => asset.respond(c.req.raw))
+  }
+}

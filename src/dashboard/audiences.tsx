@@ -1,0 +1,402 @@
+import { createMiddleware } from 'hono/factory'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { requireFeature } from '../accounts/features.ts'
+import { leaveMessage } from '../accounts/sessions.ts'
+import { browseMembers, importMembers } from '../audiences/account-audiences.ts'
+import {
+  type AudienceMember,
+  type AudienceWithCount,
+  createAudience,
+  deleteAudience,
+  deleteMember,
+  getAudience,
+  listAudiences,
+  updateAudience,
+} from '../audiences/audiences.ts'
+import { type ReadMembers, readMemberCsv, readMemberLines } from '../audiences/member-lines.ts'
+import { isStorableId } from '../db/ids.ts'
+import { AppError } from '../errors.ts'
+import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
+import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
+import { act, refused } from './errors.tsx'
+import { type Form, readForm, validated } from './forms.ts'
+import { ActionButton, Pager, PostForm, page, type Refusal, When } from './layout.tsx'
+import { idParam } from './params.ts'
+
+const LIST = '/dashboard/audiences'
+const one = (id: number) => `${LIST}/${id}`
+
+/** Audiences are a Pro feature here as in the API: the Free plan gets the same refusal. */
+const proOnly = createMiddleware<DashboardEnv>(async (c, next) => {
+  requireFeature(c.get('session').plan, 'audiences')
+  await next()
+})
+
+/** Audiences: list, create, edit, delete; members searched and paged, added as text or CSV, deleted. */
+export function registerAudiences(app: Dashboard): void {
+  app.use(LIST, proOnly)
+  app.use(`${LIST}/*`, proOnly)
+
+  app.get(LIST, (c) => listPage(c, {}))
+
+  app.post(LIST, async (c) => {
+    const form = await readForm(c)
+    return act(
+      c,
+      LIST,
+      async () => {
+        const content = validated(AudienceCreateRequestSchema, {
+          name: form.text('name'),
+          description: form.optional('description'),
+        })
+        const audience = await createAudience(c.get('services').sql, c.get('session').accountId, content)
+        return `Audience “${audience.name}” created.`
+      },
+      (refusal, status) =>
+        listPage(
+          c,
+          { refusal, values: { name: form.text('name'), description: form.text('description') } },
+          status,
+        ),
+    )
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}`, async (c) => audiencePage(c, await own(c), {}))
+
+  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
+    const audience = await own(c)
+    const form = await readForm(c)
+    return act(
+      c,
+      one(audience.id),
+      async () => {
+        const change = validated(AudienceUpdateRequestSchema, {
+          name: form.text('name'),
+          description: form.text('description'),
+        })
+        await updateAudience(c.get('services').sql, c.get('session').accountId, audience.id, change)
+        return 'Audience saved.'
+      },
+      (refusal, status) => audiencePage(c, audience, { refusal }, status),
+    )
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
+    const audience = await own(c)
+    return act(
+      c,
+      LIST,
+      async () => {
+        await deleteAudience(c.get('services').sql, c.get('session').accountId, audience.id)
+        return `Audience “${audience.name}” deleted, with its ${audience.member_count} members.`
+      },
+      (refusal, status) => audiencePage(c, audience, { refusal }, status),
+    )
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/members`, async (c) => {
+    const audience = await own(c)
+    const form = await readForm(c)
+    return added(c, audience, () => readMemberLines(form.text('lines')), true)
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/members/csv`, async (c) => {
+    const audience = await own(c)
+    const form = await readForm(c)
+    return added(
+      c,
+      audience,
+      async () => readMemberCsv(new Uint8Array(await fileOf(form).arrayBuffer())),
+      false,
+    )
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/members/:member{[0-9]+}/delete`, async (c) => {
+    const audience = await own(c)
+    const memberId = idParam(c, 'member')
+    return act(
+      c,
+      one(audience.id),
+      async () => {
+        await deleteMember(c.get('services').sql, c.get('session').accountId, audience.id, memberId)
+        return 'Member deleted.'
+      },
+      (refusal, status) => audiencePage(c, audience, { refusal }, status),
+    )
+  })
+}
+
+function own(c: DashboardContext): Promise<AudienceWithCount> {
+  return getAudience(c.get('services').sql, c.get('session').accountId, idParam(c))
+}
+
+function fileOf(form: Form): File {
+  const file = form.file('file')
+  if (!file) throw new AppError('INVALID_CSV', 'Choose a CSV file to import')
+  return file
+}
+
+/**
+ * Adds what `read` found. All fine: back to the audience with a message. Some lines refused: the
+ * page again with a problem per line, and (typed members) those lines to correct.
+ */
+async function added(
+  c: DashboardContext,
+  audience: AudienceWithCount,
+  read: () => ReadMembers | Promise<ReadMembers>,
+  typed: boolean,
+) {
+  let members: ReadMembers
+  try {
+    members = await read()
+  } catch (error) {
+    return refused(error, (refusal, status) => audiencePage(c, audience, { refusal }, status))
+  }
+  const counts = await importMembers(c.get('services').sql, c.get('session').accountId, audience.id, members)
+  const done = `${counts.inserted} member${counts.inserted === 1 ? '' : 's'} added, ${counts.duplicates} already in the audience.`
+  if (members.problems.length === 0) {
+    await leaveMessage(c.get('services').sql, c.get('session').id, done)
+    return c.redirect(one(audience.id), 303)
+  }
+  const refusal: Refusal = {
+    message: `${done} ${members.problems.length} line${members.problems.length === 1 ? ' was' : 's were'} not added:`,
+    lines: members.problems.map((p) => `Line ${p.line}${p.text ? ` (${p.text})` : ''}: ${p.reason}`),
+  }
+  const fresh = await getAudience(c.get('services').sql, c.get('session').accountId, audience.id)
+  return audiencePage(c, fresh, {
+    refusal,
+    lines: typed ? members.problems.map((p) => p.text).join('\n') : undefined,
+  })
+}
+
+interface ListState {
+  refusal?: Refusal
+  values?: { name: string; description: string }
+}
+
+async function listPage(c: DashboardContext, state: ListState, status: ContentfulStatusCode = 200) {
+  const audiences = await listAudiences(c.get('services').sql, c.get('session').accountId)
+  return page(
+    c,
+    { title: 'Audiences', section: LIST, refusal: state.refusal, status },
+    <>
+      {audiences.length === 0 ? (
+        <p>No audience yet: a list of recipients, each with values for the placeholders of a batch.</p>
+      ) : (
+        <div class="overflow-auto">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Audience</th>
+                <th scope="col">Members</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {audiences.map((a) => (
+                <tr>
+                  <td class="wrap">
+                    <a href={one(a.id)}>{a.name}</a>
+                    {a.description ? <small class="muted block">{a.description}</small> : null}
+                  </td>
+                  <td>{a.member_count}</td>
+                  <td class="nowrap">
+                    <When at={a.created_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <details open={audiences.length === 0 || state.values !== undefined}>
+        <summary>Create an audience</summary>
+        <PostForm action={LIST} token={c.get('formToken')}>
+          <AudienceFields name={state.values?.name ?? ''} description={state.values?.description ?? ''} />
+          <button type="submit">Create</button>
+        </PostForm>
+      </details>
+    </>,
+  )
+}
+
+function AudienceFields(props: { name: string; description: string }) {
+  return (
+    <>
+      <label>
+        Name
+        <input name="name" required maxlength={255} value={props.name} />
+      </label>
+      <label>
+        Description <small class="muted">(optional, at most 1000 characters)</small>
+        <textarea name="description" maxlength={1000} rows={2}>
+          {props.description}
+        </textarea>
+      </label>
+    </>
+  )
+}
+
+interface AudienceState {
+  refusal?: Refusal
+  /** Lines to show again in the members box. */
+  lines?: string | undefined
+}
+
+/** The members' search and page cursor, from the address. */
+function memberQuery(c: DashboardContext) {
+  const search = c.req.query('q')?.trim().slice(0, 254) || undefined
+  const raw = c.req.query('after')
+  const after = raw && /^[0-9]{1,10}$/.test(raw) && isStorableId(Number(raw)) ? Number(raw) : undefined
+  return { search: search?.includes('\u0000') ? undefined : search, after }
+}
+
+async function audiencePage(
+  c: DashboardContext,
+  audience: AudienceWithCount,
+  state: AudienceState,
+  status: ContentfulStatusCode = 200,
+) {
+  const query = memberQuery(c)
+  const { members, more } = await browseMembers(
+    c.get('services').sql,
+    c.get('session').accountId,
+    audience.id,
+    query,
+  )
+  const token = c.get('formToken')
+  const base = (extra: Record<string, string>) => {
+    const params = new URLSearchParams({ ...(query.search ? { q: query.search } : {}), ...extra })
+    return params.size ? `${one(audience.id)}?${params}` : one(audience.id)
+  }
+  return page(
+    c,
+    { title: audience.name, section: LIST, refusal: state.refusal, status },
+    <>
+      <p>
+        <a href={LIST}>← Audiences</a>
+      </p>
+      {audience.description ? <p class="wrap">{audience.description}</p> : null}
+      <section>
+        <h2>Members ({audience.member_count})</h2>
+        <form method="get" action={one(audience.id)} class="search">
+          <input
+            type="search"
+            name="q"
+            value={query.search}
+            placeholder="Search by address"
+            aria-label="Search"
+          />
+          <button type="submit" class="outline">
+            Search
+          </button>
+        </form>
+        {members.length === 0 ? (
+          <p class="muted">{query.search ? 'No member matches.' : 'No member yet.'}</p>
+        ) : (
+          <MemberTable audienceId={audience.id} members={members} token={token} />
+        )}
+        <Pager
+          newer={query.after !== undefined ? base({}) : undefined}
+          older={more !== undefined ? base({ after: String(more) }) : undefined}
+        />
+      </section>
+      <section class="grid add-members">
+        <article>
+          <header>Add members as text</header>
+          <PostForm action={`${one(audience.id)}/members`} token={token}>
+            <textarea
+              name="lines"
+              rows={6}
+              required
+              aria-label="Members, one per line"
+              placeholder={'ann@example.com, name=Ann, VIP\nbob@example.com'}
+            >
+              {state.lines ?? ''}
+            </textarea>
+            <small>
+              One per line: the address, then <code>key=value</code> pairs separated by commas. A value
+              without a key is stored as <code>attr_1</code>, <code>attr_2</code>, … in order.
+            </small>
+            <button type="submit">Add</button>
+          </PostForm>
+        </article>
+        <article>
+          <header>Import a CSV file</header>
+          <PostForm action={`${one(audience.id)}/members/csv`} token={token} enctype="multipart/form-data">
+            <input type="file" name="file" accept=".csv,text/csv" required aria-label="CSV file" />
+            <small>
+              UTF-8, with a header row naming the columns: <code>email</code>, and any other column becomes a
+              value of that name.
+            </small>
+            <button type="submit">Import</button>
+          </PostForm>
+        </article>
+      </section>
+      <section>
+        <h2>Settings</h2>
+        <PostForm action={one(audience.id)} token={token}>
+          <AudienceFields name={audience.name} description={audience.description ?? ''} />
+          <button type="submit">Save</button>
+        </PostForm>
+        <details>
+          <summary>Delete the audience…</summary>
+          <p>Its {audience.member_count} members go with it. Batches already sent to it are not affected.</p>
+          <ActionButton
+            action={`${one(audience.id)}/delete`}
+            token={token}
+            label="Delete the audience"
+            variant="contrast"
+          />
+        </details>
+      </section>
+    </>,
+  )
+}
+
+function payloadText(member: AudienceMember): string {
+  if (!member.payload) return ''
+  return Object.entries(member.payload)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(', ')
+}
+
+function MemberTable(props: { audienceId: number; members: AudienceMember[]; token: string }) {
+  return (
+    <div class="overflow-auto">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Address</th>
+            <th scope="col">Values</th>
+            <th scope="col">Added</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.members.map((m) => (
+            <tr>
+              <td class="wrap">{m.email}</td>
+              <td class="wrap">
+                <small>{payloadText(m)}</small>
+              </td>
+              <td class="nowrap">
+                <When at={m.created_at} />
+              </td>
+              <td>
+                <ActionButton
+                  action={`${one(props.audienceId)}/members/${m.id}/delete`}
+                  token={props.token}
+                  label="Delete"
+                  variant="outline secondary"
+                />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}

@@ -1,0 +1,279 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import {
+  type Batch,
+  type BatchOwner,
+  deleteOwnBatch,
+  type FailedRecipient,
+  failedRecipients,
+  listBatches,
+  ownBatch,
+  retryFailures,
+} from '../batches/account-batches.ts'
+import { isStorableId } from '../db/ids.ts'
+import type { Dashboard, DashboardContext } from './env.ts'
+import { act, refused } from './errors.tsx'
+import { ActionButton, Pager, page, type Refusal, When } from './layout.tsx'
+import { idParam } from './params.ts'
+
+const LIST = '/dashboard/batches'
+const one = (id: number) => `${LIST}/${id}`
+/** A running batch's page refreshes its progress this often (seconds). */
+const LIVE_EVERY = 2
+
+function owner(c: DashboardContext): BatchOwner {
+  const { accountId, plan } = c.get('session')
+  return { accountId, plan }
+}
+
+/** A keyset cursor from the address; a value that is no ID starts from the beginning. */
+function cursor(c: DashboardContext, name: string): number | undefined {
+  const raw = c.req.query(name)
+  const value = raw && /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN
+  return isStorableId(value) ? value : undefined
+}
+
+/** Batches: list with progress; a page per batch with live progress, failed recipients, retry and delete. */
+export function registerBatches(app: Dashboard): void {
+  app.get(LIST, async (c) => {
+    const before = cursor(c, 'before')
+    try {
+      const { batches, older } = await listBatches(c.get('services').sql, owner(c), before)
+      return page(
+        c,
+        { title: 'Batches', section: LIST },
+        <>
+          {batches.length === 0 ? (
+            <p>
+              No batch yet. Batches are sent through the API: <code>POST /v1/send/batch</code>.
+            </p>
+          ) : (
+            <BatchTable batches={batches} />
+          )}
+          <Pager
+            newer={before !== undefined ? LIST : undefined}
+            older={older !== undefined ? `${LIST}?before=${older}` : undefined}
+          />
+        </>,
+      )
+    } catch (error) {
+      return refused(error, (refusal, status) =>
+        page(c, { title: 'Batches', section: LIST, refusal, status }, null),
+      )
+    }
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}`, (c) => batchPage(c, idParam(c), {}))
+
+  app.get(`${LIST}/:id{[0-9]+}/live`, async (c) => {
+    const batch = await ownBatch(c.get('services').sql, owner(c), idParam(c))
+    const failures = await failedRecipients(c.get('services').sql, owner(c), batch.id)
+    return c.html(<Progress c={c} batch={batch} failures={failures} live />)
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/retry`, async (c) => {
+    const id = idParam(c)
+    return act(
+      c,
+      one(id),
+      async () => {
+        const before = await ownBatch(c.get('services').sql, owner(c), id)
+        await retryFailures(c.get('services').sql, owner(c), id)
+        const n = before.failed_count
+        return n === 0
+          ? 'The batch has no failed recipient to retry.'
+          : `${n} failed recipient${n === 1 ? '' : 's'} queued again.`
+      },
+      (refusal, status) => batchPage(c, id, { refusal }, status),
+    )
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
+    const id = idParam(c)
+    return act(
+      c,
+      LIST,
+      async () => {
+        const batch = await ownBatch(c.get('services').sql, owner(c), id)
+        await deleteOwnBatch(c.get('services').sql, owner(c), id)
+        return `Batch “${batch.name}” deleted; its messages stay in the outbox until their retention ends.`
+      },
+      (refusal, status) => batchPage(c, id, { refusal }, status),
+    )
+  })
+}
+
+function ended(batch: Batch): boolean {
+  return batch.status === 'completed' || batch.status === 'failed'
+}
+
+function BatchTable(props: { batches: Batch[] }) {
+  return (
+    <div class="overflow-auto">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Batch</th>
+            <th scope="col">Status</th>
+            <th scope="col">Progress</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.batches.map((b) => (
+            <tr>
+              <td class="wrap">
+                <a href={one(b.id)}>{b.name}</a>
+              </td>
+              <td>
+                <BatchStatus status={b.status} />
+              </td>
+              <td>
+                <progress value={b.sent_count + b.failed_count} max={b.total_count} />
+                <small>
+                  {b.sent_count} sent, {b.failed_count} failed of {b.total_count}
+                </small>
+              </td>
+              <td class="nowrap">
+                <When at={b.created_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+function BatchStatus(props: { status: Batch['status'] }) {
+  const tone = { completed: 'good', failed: 'bad', running: 'warn', pending: '' }[props.status]
+  return <mark class={`tag ${tone}`}>{props.status}</mark>
+}
+
+async function batchPage(
+  c: DashboardContext,
+  id: number,
+  state: { refusal?: Refusal },
+  status: ContentfulStatusCode = 200,
+) {
+  const sql = c.get('services').sql
+  const batch = await ownBatch(sql, owner(c), id)
+  const after = cursor(c, 'after')
+  const failures = await failedRecipients(sql, owner(c), id, after)
+  return page(
+    c,
+    { title: batch.name, section: LIST, refusal: state.refusal, status },
+    <>
+      <p>
+        <a href={LIST}>← Batches</a> ·{' '}
+        <a href={`/dashboard/outbox?batch=${batch.id}`}>its messages in the outbox</a>
+      </p>
+      <Progress c={c} batch={batch} failures={failures} live={after === undefined} />
+      {failures.more !== undefined || after !== undefined ? (
+        <Pager
+          newer={after !== undefined ? one(batch.id) : undefined}
+          older={failures.more !== undefined ? `${one(batch.id)}?after=${failures.more}` : undefined}
+        />
+      ) : null}
+      {ended(batch) ? (
+        <section>
+          <h2>Delete</h2>
+          <p>
+            <small>
+              Its recipient list goes; its messages stay in the outbox until their retention ends.
+            </small>
+          </p>
+          <ActionButton
+            action={`${one(batch.id)}/delete`}
+            token={c.get('formToken')}
+            label="Delete the batch"
+            variant="contrast"
+          />
+        </section>
+      ) : null}
+    </>,
+  )
+}
+
+/**
+ * Counts, progress and failed recipients. On the first page of a batch still going, the
+ * dashboard's script fetches it again every few seconds until the batch ends.
+ */
+function Progress(props: {
+  c: DashboardContext
+  batch: Batch
+  failures: { failures: FailedRecipient[] }
+  live: boolean
+}) {
+  const { batch, failures } = props
+  const going = props.live && !ended(batch)
+  const waiting = batch.total_count - batch.sent_count - batch.failed_count
+  return (
+    <section
+      class="progress"
+      data-live={going ? `${one(batch.id)}/live` : undefined}
+      data-live-every={going ? String(LIVE_EVERY) : undefined}
+      aria-live="polite"
+    >
+      <p>
+        <BatchStatus status={batch.status} /> <strong>{batch.progress}%</strong> handled
+      </p>
+      <progress value={batch.sent_count + batch.failed_count} max={batch.total_count} />
+      <dl class="facts">
+        <dt>Recipients</dt>
+        <dd>{batch.total_count}</dd>
+        <dt>Sent</dt>
+        <dd>{batch.sent_count}</dd>
+        <dt>Failed</dt>
+        <dd>{batch.failed_count}</dd>
+        <dt>Waiting</dt>
+        <dd>{waiting}</dd>
+        <dt>Created</dt>
+        <dd>
+          <When at={batch.created_at} />
+        </dd>
+        <dt>Last change</dt>
+        <dd>
+          <When at={batch.updated_at} />
+        </dd>
+      </dl>
+      <h2>Failed recipients</h2>
+      {failures.failures.length === 0 ? (
+        <p class="muted">None{going ? ' so far' : ''}.</p>
+      ) : (
+        <>
+          <ActionButton
+            action={`${one(batch.id)}/retry`}
+            token={props.c.get('formToken')}
+            label={`Retry the ${batch.failed_count} failed`}
+          />
+          <div class="overflow-auto">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Recipient</th>
+                  <th scope="col">Error</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">When</th>
+                </tr>
+              </thead>
+              <tbody>
+                {failures.failures.map((f) => (
+                  <tr>
+                    <td class="wrap">
+                      <a href={`/dashboard/outbox/${f.outbox_id}`}>{f.email}</a>
+                    </td>
+                    <td class="wrap">{f.error ?? ''}</td>
+                    <td>{f.attempts}</td>
+                    <td class="nowrap">
+                      <When at={f.updated_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,414 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { ownConnection, queuedMail } from '../connections/account-connections.ts'
+import {
+  addConnection,
+  type ConnectionView,
+  deleteConnection,
+  disableConnection,
+  listConnections,
+  pauseConnection,
+  type QuotaInput,
+  resumeConnection,
+  updateConnection,
+} from '../connections/connections.ts'
+import { AppError } from '../errors.ts'
+import type { Dashboard, DashboardContext } from './env.ts'
+import { act } from './errors.tsx'
+import { type Form, readForm, wholeNumber } from './forms.ts'
+import { ActionButton, PostForm, page, type Refusal, When } from './layout.tsx'
+import { idParam } from './params.ts'
+
+const LIST = '/dashboard/connections'
+const one = (id: number) => `${LIST}/${id}`
+
+/** Connections: list, add (the login tested first), edit, disable, pause, delete. */
+export function registerConnections(app: Dashboard): void {
+  app.get(LIST, (c) => listPage(c, {}))
+
+  app.post(LIST, async (c) => {
+    const form = await readForm(c)
+    const { accountId } = c.get('session')
+    return act(
+      c,
+      LIST,
+      async () => {
+        const added = await addConnection(c.get('services'), {
+          accountId,
+          host: form.text('host'),
+          port: wholeNumber(form, 'port', 'Port') ?? 587,
+          username: form.text('username'),
+          password: form.text('password'),
+          from: form.optional('from'),
+          quota: quotaOf(form),
+          rate: wholeNumber(form, 'rate', 'Rate'),
+        })
+        return `Connection ${added.from} added: the SMTP server accepted the login.`
+      },
+      (refusal, status) => listPage(c, { refusal, values: formValues(form) }, status),
+    )
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}`, async (c) => editPage(c, await ownView(c, idParam(c)), {}))
+
+  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
+    const id = idParam(c)
+    const current = await ownView(c, id)
+    const form = await readForm(c)
+    return act(
+      c,
+      one(id),
+      async () => {
+        await updateConnection(c.get('services'), id, {
+          quota: quotaOf(form) ?? null,
+          rate: wholeNumber(form, 'rate', 'Rate') ?? current.rate,
+          password: form.text('password') || undefined,
+        })
+        return `Connection ${current.from} saved.`
+      },
+      (refusal, status) => editPage(c, current, { refusal, values: formValues(form) }, status),
+    )
+  })
+
+  const change = (verb: string, run: (c: DashboardContext, id: number, form: Form) => Promise<string>) =>
+    app.post(`${LIST}/:id{[0-9]+}/${verb}`, async (c) => {
+      const id = idParam(c)
+      const current = await ownView(c, id)
+      const form = await readForm(c)
+      return act(
+        c,
+        one(id),
+        () => run(c, id, form),
+        (refusal, status) => editPage(c, current, { refusal }, status),
+      )
+    })
+  change('disable', async (c, id) => {
+    const done = await disableConnection(c.get('services').sql, id, true)
+    return `Connection ${done.from} disabled: its queued mail waits until it is enabled.`
+  })
+  change('enable', async (c, id) => {
+    const done = await disableConnection(c.get('services').sql, id, false)
+    return `Connection ${done.from} enabled.`
+  })
+  change('pause', async (c, id, form) => {
+    const done = await pauseConnection(c.get('services').sql, id, wholeNumber(form, 'minutes', 'Minutes'))
+    return `Connection ${done.from} paused.`
+  })
+  change('resume', async (c, id) => {
+    const done = await resumeConnection(c.get('services').sql, id)
+    return `Connection ${done.from} resumed.`
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
+    const connection = await ownView(c, idParam(c))
+    const queued = await queuedMail(c.get('services').sql, c.get('session').accountId, connection.id)
+    return deletePage(c, connection, queued)
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
+    const id = idParam(c)
+    const connection = await ownView(c, id)
+    return act(
+      c,
+      LIST,
+      async () => {
+        const { new_default_id } = await deleteConnection(c.get('services').sql, id)
+        const next = new_default_id === null ? '' : ` Connection ${new_default_id} is now the default.`
+        return `Connection ${connection.from} deleted.${connection.is_default ? next : ''}`
+      },
+      (refusal, status) => editPage(c, connection, { refusal }, status),
+    )
+  })
+}
+
+async function ownView(c: DashboardContext, id: number): Promise<ConnectionView> {
+  const { accountId } = c.get('session')
+  await ownConnection(c.get('services').sql, accountId, id)
+  const view = (await listConnections(c.get('services').sql, accountId)).find((x) => x.id === id)
+  if (!view) throw new AppError('UNKNOWN_CONNECTION', `There is no connection with ID ${id} on this account`)
+  return view
+}
+
+/** The quota typed in the form: none when the amount is blank. */
+function quotaOf(form: Form): QuotaInput | undefined {
+  const quota = wholeNumber(form, 'quota', 'Quota')
+  return quota === undefined ? undefined : { quota, per: form.text('per') }
+}
+
+type Values = Record<string, string>
+
+/** What was typed, to show again beside a refusal; never a password. */
+function formValues(form: Form): Values {
+  return Object.fromEntries(
+    ['host', 'port', 'username', 'from', 'quota', 'per', 'rate'].map((name) => [name, form.text(name)]),
+  )
+}
+
+interface PageState {
+  refusal?: Refusal
+  values?: Values
+}
+
+async function listPage(c: DashboardContext, state: PageState, status: ContentfulStatusCode = 200) {
+  const { accountId } = c.get('session')
+  const sql = c.get('services').sql
+  const connections = await listConnections(sql, accountId)
+  const v = state.values ?? {}
+  return page(
+    c,
+    { title: 'Connections', section: LIST, refusal: state.refusal, status },
+    <>
+      {connections.length === 0 ? (
+        <p>No connection yet: add the SMTP login you send through below.</p>
+      ) : (
+        <div class="overflow-auto">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Sending address</th>
+                <th scope="col">Server</th>
+                <th scope="col">Quota</th>
+                <th scope="col">Rate</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {connections.map((x) => (
+                <tr>
+                  <td class="wrap">
+                    <a href={one(x.id)}>{x.from}</a>
+                    {x.is_default ? <mark class="tag">default</mark> : null}
+                  </td>
+                  <td class="wrap">
+                    {x.host}:{x.port}
+                  </td>
+                  <td>
+                    {x.quota === null ? <span class="muted">none</span> : `${x.quota} per ${x.quota_period}`}
+                  </td>
+                  <td>{x.rate} a minute</td>
+                  <td>
+                    <Status connection={x} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <details open={connections.length === 0 || state.refusal !== undefined}>
+        <summary>Add a connection</summary>
+        <PostForm action={LIST} token={c.get('formToken')}>
+          <p>
+            <small>
+              Mailroom logs in to the server first, and saves nothing if the login fails. Ports 587 and 2525
+              use STARTTLS, 465 uses TLS.
+            </small>
+          </p>
+          <div class="grid">
+            <label>
+              SMTP server
+              <input name="host" required placeholder="smtp.example.com" value={v.host} />
+            </label>
+            <label>
+              Port
+              <select name="port">
+                {['587', '465', '2525'].map((port) => (
+                  <option value={port} selected={v.port === port}>
+                    {port}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+          <div class="grid">
+            <label>
+              Username
+              <input name="username" required autocomplete="off" value={v.username} />
+            </label>
+            <label>
+              Password
+              <input name="password" type="password" required autocomplete="new-password" />
+            </label>
+          </div>
+          <label>
+            Sending address <small class="muted">(the username, when that is an address)</small>
+            <input name="from" type="email" placeholder="you@example.com" value={v.from} />
+          </label>
+          <QuotaFields values={v} />
+          <button type="submit">Test the login and add</button>
+        </PostForm>
+      </details>
+    </>,
+  )
+}
+
+function QuotaFields(props: { values: Values }) {
+  const v = props.values
+  return (
+    <div class="grid">
+      <label>
+        Quota <small class="muted">(blank: none)</small>
+        <input name="quota" inputmode="numeric" pattern="[0-9]*" value={v.quota} />
+      </label>
+      <label>
+        Per
+        <select name="per">
+          <option value="day" selected={v.per !== 'hour'}>
+            day
+          </option>
+          <option value="hour" selected={v.per === 'hour'}>
+            hour
+          </option>
+        </select>
+      </label>
+      <label>
+        Rate <small class="muted">(emails a minute, 1 to 60000)</small>
+        <input name="rate" inputmode="numeric" pattern="[0-9]*" value={v.rate} placeholder="60" />
+      </label>
+    </div>
+  )
+}
+
+function Status(props: { connection: ConnectionView }) {
+  const { connection } = props
+  if (connection.status === 'disabled') return <mark class="tag bad">disabled</mark>
+  if (connection.status === 'active') return <mark class="tag good">active</mark>
+  return (
+    <>
+      <mark class="tag warn">paused</mark>{' '}
+      <small>
+        {connection.paused_until ? (
+          <>
+            until <When at={connection.paused_until} />
+          </>
+        ) : (
+          'until resumed'
+        )}
+        {connection.paused_by === 'operator' ? ' by hand' : null}
+        {connection.paused_by === 'pushback' ? ' by Mailroom: the provider kept asking to slow down' : null}
+        {connection.paused_by === 'unreachable' ? (
+          <>
+            {' '}
+            by Mailroom: the server was out of reach (it is checked every minute, and resumed when it answers)
+          </>
+        ) : null}
+        {connection.pause_reason ? <span class="wrap">: {connection.pause_reason}</span> : null}
+      </small>
+    </>
+  )
+}
+
+async function editPage(
+  c: DashboardContext,
+  connection: ConnectionView,
+  state: PageState,
+  status: ContentfulStatusCode = 200,
+) {
+  const token = c.get('formToken')
+  const values = state.values ?? {
+    quota: connection.quota === null ? '' : String(connection.quota),
+    per: connection.quota_period ?? 'day',
+    rate: String(connection.rate),
+  }
+  return page(
+    c,
+    { title: connection.from, section: LIST, refusal: state.refusal, status },
+    <>
+      <p>
+        <a href={LIST}>← Connections</a>
+      </p>
+      <dl class="facts">
+        <dt>Server</dt>
+        <dd class="wrap">
+          {connection.host}:{connection.port} ({connection.port === 465 ? 'TLS' : 'STARTTLS'})
+        </dd>
+        <dt>Username</dt>
+        <dd class="wrap">{connection.username}</dd>
+        <dt>Status</dt>
+        <dd>
+          <Status connection={connection} />
+        </dd>
+        <dt>Default</dt>
+        <dd>{connection.is_default ? 'yes: sends when a request names no address' : 'no'}</dd>
+        <dt>Added</dt>
+        <dd>
+          <When at={connection.created_at} />
+        </dd>
+      </dl>
+      <section>
+        <h2>Quota, rate and password</h2>
+        <PostForm action={one(connection.id)} token={token}>
+          <QuotaFields values={values} />
+          <label>
+            New password <small class="muted">(blank: unchanged; tested against the server first)</small>
+            <input name="password" type="password" autocomplete="new-password" />
+          </label>
+          <button type="submit">Save</button>
+        </PostForm>
+      </section>
+      <section>
+        <h2>Sending</h2>
+        <div class="actions">
+          {connection.status === 'disabled' ? (
+            <ActionButton action={`${one(connection.id)}/enable`} token={token} label="Enable" />
+          ) : (
+            <ActionButton action={`${one(connection.id)}/disable`} token={token} label="Disable" />
+          )}
+          {connection.status === 'paused' ? (
+            <ActionButton action={`${one(connection.id)}/resume`} token={token} label="Resume" />
+          ) : (
+            <PostForm action={`${one(connection.id)}/pause`} token={token} class="inline pause">
+              <input
+                name="minutes"
+                inputmode="numeric"
+                pattern="[0-9]*"
+                placeholder="minutes (blank: until resumed)"
+                aria-label="Pause for how many minutes"
+              />
+              <button type="submit" class="outline">
+                Pause
+              </button>
+            </PostForm>
+          )}
+          <a href={`${one(connection.id)}/delete`} class="button-link outline contrast">
+            Delete…
+          </a>
+        </div>
+        <p>
+          <small>
+            Disabled: nothing is sent through it, and its queued mail waits until it is enabled. Paused: the
+            same, until the pause ends.
+          </small>
+        </p>
+      </section>
+    </>,
+  )
+}
+
+function deletePage(c: DashboardContext, connection: ConnectionView, queued: number) {
+  return page(
+    c,
+    { title: `Delete ${connection.from}?`, section: LIST },
+    <article>
+      <p>
+        {queued === 0
+          ? 'No mail is waiting on this connection.'
+          : `${queued} queued message${queued === 1 ? '' : 's'} will not be sent: ${queued === 1 ? 'it fails' : 'they fail'} with “connection deleted”.`}
+      </p>
+      <p>
+        API keys scoped to it stop working.
+        {connection.is_default ? ' The oldest remaining connection becomes the default.' : ''}
+      </p>
+      <div class="actions">
+        <ActionButton
+          action={`${one(connection.id)}/delete`}
+          token={c.get('formToken')}
+          label="Delete the connection"
+          variant="contrast"
+        />
+        <a href={one(connection.id)} class="button-link secondary outline">
+          Keep it
+        </a>
+      </div>
+    </article>,
+  )
+}

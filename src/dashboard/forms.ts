@@ -1,0 +1,50 @@
+import type { ZodType } from 'zod'
+import { unstorableTextIssues } from '../db/storable-text.ts'
+import { invalidInput, zodIssues } from '../errors.ts'
+import type { DashboardContext } from './env.ts'
+
+/** A submitted form (urlencoded or multipart), its text fields checked to be storable. */
+export interface Form {
+  /** The field's text, '' when absent. */
+  text(name: string): string
+  /** The field's text trimmed, undefined when absent or blank. */
+  optional(name: string): string | undefined
+  checked(name: string): boolean
+  file(name: string): File | undefined
+}
+
+export async function readForm(c: DashboardContext): Promise<Form> {
+  // Hono keeps the parsed body: the form-token check and the handler read it once.
+  const body = await c.req.parseBody()
+  const texts: Record<string, string> = {}
+  const files: Record<string, File> = {}
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value === 'string') texts[name] = value
+    else if (value instanceof File) files[name] = value
+  }
+  const issues = unstorableTextIssues(texts)
+  if (issues.length) throw invalidInput(issues)
+  return {
+    text: (name) => texts[name] ?? '',
+    optional: (name) => texts[name]?.trim() || undefined,
+    checked: (name) => name in texts && texts[name] !== '',
+    file: (name) => (files[name] && files[name].size > 0 ? files[name] : undefined),
+  }
+}
+
+/** A whole number typed in a form, or the validation refusal naming the field. */
+export function wholeNumber(form: Form, name: string, label: string): number | undefined {
+  const raw = form.optional(name)
+  if (raw === undefined) return undefined
+  if (!/^[0-9]{1,9}$/.test(raw)) {
+    throw invalidInput([{ path: [name], message: `${label} must be a whole number`, code: 'invalid_type' }])
+  }
+  return Number(raw)
+}
+
+/** `value` as `schema` (a generated validator of the API) takes it, or the API's validation refusal. */
+export function validated<T>(schema: ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value)
+  if (!result.success) throw invalidInput(zodIssues(result.error))
+  return result.data
+}

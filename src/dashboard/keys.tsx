@@ -1,0 +1,247 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { type ConnectionView, listConnections } from '../connections/connections.ts'
+import { invalidInput } from '../errors.ts'
+import { ownKey } from '../keys/account-keys.ts'
+import { type ApiKey, createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
+import type { Dashboard, DashboardContext } from './env.ts'
+import { act, refused } from './errors.tsx'
+import { type Form, readForm, wholeNumber } from './forms.ts'
+import { ActionButton, PostForm, page, type Refusal, When } from './layout.tsx'
+import { idParam } from './params.ts'
+
+const LIST = '/dashboard/keys'
+
+/** API keys: list, create (the secret shown once), change scope, rotate, revoke. */
+export function registerKeys(app: Dashboard): void {
+  app.get(LIST, (c) => keysPage(c, {}))
+
+  app.post(LIST, async (c) => {
+    const form = await readForm(c)
+    try {
+      const created = await createKey(c.get('services').sql, {
+        accountId: c.get('session').accountId,
+        name: form.text('name'),
+        connectionId: scopeOf(form),
+        expiresInDays: wholeNumber(form, 'expires_in_days', 'Expiry'),
+      })
+      // Shown in this answer only: the secret is never stored, so no later page can show it.
+      return keysPage(c, { secret: { name: created.name, key: created.key, rotated: false } })
+    } catch (error) {
+      return refused(error, (refusal, status) =>
+        keysPage(
+          c,
+          { refusal, values: { name: form.text('name'), days: form.text('expires_in_days') } },
+          status,
+        ),
+      )
+    }
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
+    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
+    try {
+      const rotated = await rotateKey(c.get('services').sql, key.id)
+      return keysPage(c, { secret: { name: key.name, key: rotated.key, rotated: true } })
+    } catch (error) {
+      return refused(error, (refusal, status) => keysPage(c, { refusal }, status))
+    }
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/revoke`, async (c) => {
+    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
+    return act(
+      c,
+      LIST,
+      async () => {
+        await revokeKey(c.get('services').sql, key.id)
+        return `Key “${key.name}” revoked: it authenticates nothing from now on.`
+      },
+      (refusal, status) => keysPage(c, { refusal }, status),
+    )
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/scope`, async (c) => {
+    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
+    const form = await readForm(c)
+    return act(
+      c,
+      LIST,
+      async () => {
+        const scoped = await scopeKey(c.get('services').sql, key.id, scopeOf(form) ?? null)
+        return `Key “${key.name}” now sends through ${scoped.connection_id === null ? 'any connection' : 'one connection'}.`
+      },
+      (refusal, status) => keysPage(c, { refusal }, status),
+    )
+  })
+}
+
+/** The connection a key is scoped to: undefined for all of them. */
+function scopeOf(form: Form): number | undefined {
+  const raw = form.text('connection')
+  if (raw === '' || raw === 'all') return undefined
+  if (!/^[0-9]{1,10}$/.test(raw)) {
+    throw invalidInput([{ path: ['connection'], message: 'Choose a connection', code: 'invalid_value' }])
+  }
+  return Number(raw)
+}
+
+interface KeysState {
+  refusal?: Refusal
+  values?: { name: string; days: string }
+  secret?: { name: string; key: string; rotated: boolean }
+}
+
+async function keysPage(c: DashboardContext, state: KeysState, status: ContentfulStatusCode = 200) {
+  const { accountId } = c.get('session')
+  const sql = c.get('services').sql
+  const [keys, connections] = await Promise.all([listKeys(sql, accountId), listConnections(sql, accountId)])
+  const token = c.get('formToken')
+  return page(
+    c,
+    { title: 'API keys', section: LIST, refusal: state.refusal, status },
+    <>
+      {state.secret ? <NewSecret {...state.secret} /> : null}
+      {keys.length === 0 ? (
+        <p>
+          No API key yet. Create one below, then send with it: <code>Authorization: Bearer &lt;key&gt;</code>.
+        </p>
+      ) : (
+        <div class="overflow-auto">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Sends through</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((key) => (
+                <KeyRow apiKey={key} connections={connections} token={token} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <details open={keys.length === 0 || state.values !== undefined}>
+        <summary>Create a key</summary>
+        <PostForm action={LIST} token={token}>
+          <div class="grid">
+            <label>
+              Name
+              <input
+                name="name"
+                required
+                maxlength={255}
+                value={state.values?.name}
+                placeholder="production"
+              />
+            </label>
+            <label for="new-key-scope">
+              Sends through
+              <ScopeSelect id="new-key-scope" connections={connections} current={null} />
+            </label>
+            <label>
+              Expires after <small class="muted">(days, 7 to 365; blank: never)</small>
+              <input name="expires_in_days" inputmode="numeric" pattern="[0-9]*" value={state.values?.days} />
+            </label>
+          </div>
+          <button type="submit">Create the key</button>
+        </PostForm>
+      </details>
+    </>,
+  )
+}
+
+function NewSecret(props: { name: string; key: string; rotated: boolean }) {
+  return (
+    <article class="secret">
+      <header>
+        <strong>{props.rotated ? `New secret for “${props.name}”` : `Key “${props.name}” created`}</strong>
+      </header>
+      <p>Copy it now: this is the only time it is shown. Mailroom keeps only its hash.</p>
+      <div class="copy">
+        <input id="new-key" class="key-text" readonly value={props.key} aria-label="The new key" />
+        <button type="button" class="copy-button" data-copy="new-key" hidden>
+          Copy
+        </button>
+      </div>
+      {props.rotated ? <p>The old secret has stopped working.</p> : null}
+    </article>
+  )
+}
+
+function scopeLabel(key: ApiKey, connections: ConnectionView[]): string {
+  if (key.status === 'connection_deleted') return 'a deleted connection'
+  if (key.connection_id === null) return 'any connection'
+  return connections.find((x) => x.id === key.connection_id)?.from ?? `connection ${key.connection_id}`
+}
+
+function KeyRow(props: { apiKey: ApiKey; connections: ConnectionView[]; token: string }) {
+  const { apiKey: key, connections, token } = props
+  const usable = key.status !== 'revoked'
+  return (
+    <tr>
+      <td class="wrap">{key.name}</td>
+      <td>
+        <code>{key.prefix}…</code>
+      </td>
+      <td class="wrap">{scopeLabel(key, connections)}</td>
+      <td>
+        <When at={key.expires_at} empty="never" />
+      </td>
+      <td>
+        <When at={key.last_used_at} empty="never" />
+      </td>
+      <td>
+        <mark class={`tag ${key.status === 'active' ? 'good' : 'bad'}`}>{key.status.replace('_', ' ')}</mark>
+      </td>
+      <td>
+        {usable ? (
+          <details class="dropdown key-actions">
+            <summary>Change…</summary>
+            <div class="menu">
+              <PostForm action={`${LIST}/${key.id}/scope`} token={token}>
+                <label for={`scope-${key.id}`}>
+                  Sends through
+                  <ScopeSelect id={`scope-${key.id}`} connections={connections} current={key.connection_id} />
+                </label>
+                <button type="submit" class="outline">
+                  Change scope
+                </button>
+              </PostForm>
+              <ActionButton action={`${LIST}/${key.id}/rotate`} token={token} label="Rotate the secret" />
+              <ActionButton
+                action={`${LIST}/${key.id}/revoke`}
+                token={token}
+                label="Revoke"
+                variant="contrast"
+              />
+            </div>
+          </details>
+        ) : null}
+      </td>
+    </tr>
+  )
+}
+
+function ScopeSelect(props: { id: string; connections: ConnectionView[]; current: number | null }) {
+  return (
+    <select name="connection" id={props.id}>
+      <option value="all" selected={props.current === null}>
+        Any connection
+      </option>
+      {props.connections.map((x) => (
+        <option value={String(x.id)} selected={props.current === x.id}>
+          {x.from}
+        </option>
+      ))}
+    </select>
+  )
+}

@@ -1,0 +1,171 @@
+import { accountOverview, type DayActivity, type QuotaUse } from '../accounts/overview.ts'
+import type { Dashboard } from './env.ts'
+import { page, When } from './layout.tsx'
+
+/** GET /dashboard: plan, today's sends against the daily limit, quotas, the last 30 days. */
+export function registerOverview(app: Dashboard): void {
+  app.get('/dashboard', async (c) => {
+    const session = c.get('session')
+    const overview = await accountOverview(c.get('services').sql, session.accountId, session.plan)
+    return page(
+      c,
+      { title: 'Overview', section: '/dashboard' },
+      <>
+        <section class="grid stats">
+          <article>
+            <header>Plan</header>
+            <p class="figure">{overview.plan === 'pro' ? 'Pro' : 'Free'}</p>
+          </article>
+          <article>
+            <header>Sent today</header>
+            {overview.dailyLimit ? (
+              <>
+                <p class="figure">
+                  {overview.dailyLimit.used} <small>of {overview.dailyLimit.limit}</small>
+                </p>
+                <progress value={overview.dailyLimit.used} max={overview.dailyLimit.limit} />
+                <small>The Free plan's daily limit, reset at 00:00 UTC.</small>
+              </>
+            ) : (
+              <>
+                <p class="figure">{overview.sentToday}</p>
+                <small>No daily limit on the Pro plan.</small>
+              </>
+            )}
+          </article>
+        </section>
+        <section>
+          <h2>Connection quotas</h2>
+          {overview.connections.length === 0 ? (
+            <p>
+              No connection yet. <a href="/dashboard/connections">Add the SMTP login</a> you send through.
+            </p>
+          ) : (
+            <QuotaTable connections={overview.connections} />
+          )}
+        </section>
+        <section>
+          <h2>The last 30 days</h2>
+          <ActivityChart days={overview.days} />
+        </section>
+      </>,
+    )
+  })
+}
+
+function QuotaTable(props: { connections: QuotaUse[] }) {
+  return (
+    <div class="overflow-auto">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Connection</th>
+            <th scope="col">Used in this window</th>
+            <th scope="col">Window ends</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.connections.map((c) => (
+            <tr>
+              <td class="wrap">{c.from}</td>
+              <td>
+                {c.quota === null ? (
+                  <span class="muted">No quota</span>
+                ) : (
+                  <>
+                    {c.used} of {c.quota} per {c.quota_period}
+                    <progress value={c.used} max={c.quota} />
+                  </>
+                )}
+              </td>
+              <td>
+                <When at={c.resets_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+const CHART = { width: 600, height: 160, gap: 2 }
+
+/** A round maximum for the chart's scale: 1, 2 or 5 times a power of ten. */
+function scaleTop(max: number): number {
+  if (max <= 0) return 1
+  const power = 10 ** Math.floor(Math.log10(max))
+  return ([1, 2, 5, 10].find((step) => step * power >= max) ?? 10) * power
+}
+
+/** Sent and failed mail per day, drawn on the server as SVG; the same figures as a table beside it. */
+function ActivityChart(props: { days: DayActivity[] }) {
+  const { days } = props
+  const top = scaleTop(Math.max(0, ...days.map((d) => d.sent + d.failed)))
+  const slot = CHART.width / Math.max(days.length, 1)
+  const height = (n: number) => (n / top) * CHART.height
+  const sent = days.reduce((sum, d) => sum + d.sent, 0)
+  const failed = days.reduce((sum, d) => sum + d.failed, 0)
+  return (
+    <figure class="chart">
+      <svg
+        viewBox={`0 0 ${CHART.width} ${CHART.height}`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`${sent} sent and ${failed} failed in the last ${days.length} days`}
+      >
+        <line x1="0" y1={CHART.height - 0.5} x2={CHART.width} y2={CHART.height - 0.5} class="axis" />
+        {days.map((d, i) => {
+          const x = i * slot + CHART.gap / 2
+          const width = slot - CHART.gap
+          const sentHeight = height(d.sent)
+          const failedHeight = height(d.failed)
+          return (
+            <g>
+              <title>{`${d.day}: ${d.sent} sent, ${d.failed} failed`}</title>
+              <rect x={x} width={width} y={CHART.height - sentHeight} height={sentHeight} class="sent" />
+              <rect
+                x={x}
+                width={width}
+                y={CHART.height - sentHeight - failedHeight}
+                height={failedHeight}
+                class="failed"
+              />
+            </g>
+          )
+        })}
+      </svg>
+      <figcaption class="chart-axis">
+        <span>{days[0]?.day}</span>
+        <span>
+          <span class="key sent" /> {sent} sent <span class="key failed" /> {failed} failed · scale 0–{top} a
+          day
+        </span>
+        <span>{days.at(-1)?.day}</span>
+      </figcaption>
+      <details>
+        <summary>The figures, day by day</summary>
+        <div class="overflow-auto">
+          <table class="striped">
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col">Sent</th>
+                <th scope="col">Failed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {days.map((d) => (
+                <tr>
+                  <td>{d.day}</td>
+                  <td>{d.sent}</td>
+                  <td>{d.failed}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  )
+}

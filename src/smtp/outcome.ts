@@ -1,0 +1,134 @@
+import { domainToASCII } from 'node:url'
+import { isAuthFailure, isQuotaReply, responseCodeOf, smtpReason } from './transport.ts'
+
+/**
+ * What one SMTP attempt did, recipient by recipient, and whether its failure speaks for the
+ * whole connection. Read from the server's replies themselves: nodemailer's summary of a
+ * refusal (the first temporary one when every recipient was refused) would read a mix of 550
+ * and 450 as a deferral of them all.
+ */
+
+export type RecipientStatus = 'accepted' | 'refused' | 'deferred'
+
+export interface RecipientOutcome {
+  address: string
+  /** accepted; refused for good (5xx); deferred (4xx: try again later). */
+  status: RecipientStatus
+  /** The server's reply for this recipient, or what kept it from one. */
+  reply: string | null
+}
+
+export interface AttemptOutcome {
+  recipients: RecipientOutcome[]
+  /**
+   * The provider asked the whole connection to back off: 421 at any stage, a 4xx to MAIL FROM or
+   * to the message, or a quota reply (the rulings' list). Its reply.
+   */
+  pushback?: string
+  /** No session could be had (an unreachable server, failed TLS, a refused login). Nothing was tried. */
+  unreachable?: string
+  /** The server's reply to the message, when it took it. */
+  reply?: string
+}
+
+export function delivered(outcome: AttemptOutcome): boolean {
+  return outcome.recipients.some((r) => r.status === 'accepted')
+}
+
+/** What nodemailer resolves with when the server took the message. */
+export interface SentInfo {
+  accepted?: unknown[] | undefined
+  rejectedErrors?: unknown[] | undefined
+  response?: unknown
+}
+
+/**
+ * The server took the message, so every recipient it did not refuse at RCPT got it; the
+ * refused ones each have their reply.
+ */
+export function outcomeOfSent(recipients: string[], info: SentInfo): AttemptOutcome {
+  const refusals = refusalsByAddress(info.rejectedErrors)
+  const outcome: AttemptOutcome = {
+    recipients: recipients.map((address) => {
+      const refusal = refusals.get(comparable(address))
+      return refusal ? { ...refusal, address } : { address, status: 'accepted', reply: null }
+    }),
+    ...(typeof info.response === 'string' ? { reply: smtpReason({ response: info.response }) } : {}),
+  }
+  return withPushback(outcome, info.rejectedErrors)
+}
+
+/** The attempt failed as a whole: who it failed for, and whether the connection is at fault. */
+export function outcomeOfError(recipients: string[], error: unknown): AttemptOutcome {
+  const reason = smtpReason(error)
+  const code = responseCodeOf(error)
+  const stage = commandOf(error)
+  const all = (status: RecipientStatus, reply: string): RecipientOutcome[] =>
+    recipients.map((address) => ({ address, status, reply }))
+  if (code === undefined || isAuthFailure(error)) {
+    // No reply to the message at all: the server could not be reached, or would not let us in.
+    return { recipients: all('deferred', reason), unreachable: reason }
+  }
+  if (stage === 'RCPT TO') {
+    // Every recipient refused, each with a reply of its own.
+    const refusals = refusalsByAddress(fieldOf(error, 'rejectedErrors'))
+    const outcome = {
+      recipients: recipients.map(
+        (address) => refusals.get(address.toLowerCase()) ?? refusalOf(address, error),
+      ),
+    }
+    return withPushback(outcome, fieldOf(error, 'rejectedErrors'))
+  }
+  if (
+    code === 421 ||
+    isQuotaReply(code, reason) ||
+    (code < 500 && (stage === 'MAIL FROM' || stage === 'DATA'))
+  ) {
+    return { recipients: all('deferred', reason), pushback: reason }
+  }
+  // The sender or the message itself refused: every recipient alike.
+  return { recipients: all(code < 500 ? 'deferred' : 'refused', reason) }
+}
+
+/** A refusal at RCPT that speaks for the connection (421, a quota reply) makes the attempt push-back. */
+function withPushback(outcome: AttemptOutcome, rejectedErrors: unknown): AttemptOutcome {
+  const errors = Array.isArray(rejectedErrors) ? rejectedErrors : []
+  const connectionWide = errors.find((e) => {
+    const code = responseCodeOf(e)
+    return code !== undefined && (code === 421 || isQuotaReply(code, smtpReason(e)))
+  })
+  return connectionWide === undefined ? outcome : { ...outcome, pushback: smtpReason(connectionWide) }
+}
+
+function refusalsByAddress(rejectedErrors: unknown): Map<string, RecipientOutcome> {
+  const refusals = new Map<string, RecipientOutcome>()
+  for (const error of Array.isArray(rejectedErrors) ? rejectedErrors : []) {
+    const address = fieldOf(error, 'recipient')
+    if (typeof address === 'string') refusals.set(comparable(address), refusalOf(address, error))
+  }
+  return refusals
+}
+
+/** A recipient's refusal: for good on a 5xx, unless it is a quota reply (it clears by itself). */
+function refusalOf(address: string, error: unknown): RecipientOutcome {
+  const code = responseCodeOf(error)
+  const reply = smtpReason(error)
+  const permanent = code !== undefined && code >= 500 && !isQuotaReply(code, reply)
+  return { address, status: permanent ? 'refused' : 'deferred', reply }
+}
+
+/** An address as nodemailer reports it back: the domain in punycode, compared case-insensitively. */
+function comparable(address: string): string {
+  const at = address.lastIndexOf('@')
+  const domain = at === -1 ? '' : domainToASCII(address.slice(at + 1)) || address.slice(at + 1)
+  return `${address.slice(0, at + 1)}${domain}`.toLowerCase()
+}
+
+function commandOf(error: unknown): string | undefined {
+  const command = fieldOf(error, 'command')
+  return typeof command === 'string' ? command : undefined
+}
+
+function fieldOf(error: unknown, name: string): unknown {
+  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)[name] : undefined
+}
