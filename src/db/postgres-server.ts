@@ -99,8 +99,18 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       throw failed('initdb', error)
     })
   }
+  // A disposable cluster serves a test suite: many services at once, each with its own pool.
   const flags = options.disposable
-    ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+    ? [
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=500',
+      ]
     : []
   const server = spawn(
     path.join(programs, 'bin', 'postgres'),

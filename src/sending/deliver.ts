@@ -88,8 +88,9 @@ export async function deliver(
         'connection paused after repeated failures',
       )
   }
-  if (!delivered(outcome) || outcome.recipients.some((r) => r.status !== 'accepted')) {
-    const refused = outcome.recipients.filter((r) => r.status !== 'accepted')
+  const refused = outcome.recipients.filter((r) => r.status !== 'accepted')
+  if (!delivered(outcome) || refused.length > 0) {
+    // The server's own words, never the recipients' addresses or the message.
     context.log.warn(
       {
         outboxId: message.outboxId,
@@ -97,9 +98,9 @@ export async function deliver(
         accountId: connection.account_id,
         refused: refused.length,
         of: outcome.recipients.length,
-        reason: failure,
+        reason: failure ?? outcome.reply ?? refused[0]?.reply,
       },
-      'SMTP attempt not delivered to every recipient',
+      delivered(outcome) ? 'SMTP attempt not delivered to every recipient' : 'SMTP attempt failed',
     )
   }
   return outcome

@@ -91,7 +91,7 @@ describe('smtpTransportOptions', () => {
       secure: true,
       requireTLS: false,
       pool: true,
-      maxConnections: 2,
+      maxConnections: 5,
       // nodemailer ends a session at its message cap without QUIT: there is none.
       maxMessages: Number.POSITIVE_INFINITY,
     })

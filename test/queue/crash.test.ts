@@ -123,8 +123,9 @@ describe('SIGTERM', () => {
     timeout: 60_000,
   }, async () => {
     const s = await startSender(app, 'drain', { plan: 'pro', behaviour: { dataDelayMs: 1_500 } })
-    const ids: number[] = []
-    for (let i = 0; i < 12; i++) ids.push(await enqueued(app, s.key, email({ to: `drain${i}@example.com` })))
+    // More than one connection's lanes can hold at once: some must still be queued at the end.
+    const lanes = 16
+    for (let i = 0; i < lanes * 2; i++) await enqueued(app, s.key, email({ to: `drain${i}@example.com` }))
     const worker = spawnWorkerOnly()
     const inFlight = await waitFor(
       () => `a message in flight (output: ${worker.output()})`,
