@@ -34,3 +34,14 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
 export function isPlan(value: string): value is Plan {
   return (PLANS as readonly string[]).includes(value)
 }
+
+/** An account as the plan rules see it. */
+export interface PlanHolder {
+  accountId: number
+  plan: Plan
+}
+
+/** How a self-hosted operator lifts a Free-plan refusal: there is no billing to upgrade through. */
+export function liftedBy(accountId: number): string {
+  return `\`mailroom account set-plan ${accountId} pro\` lifts this`
+}

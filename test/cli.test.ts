@@ -655,7 +655,9 @@ describe('mailroom as a process', () => {
           ],
           { input },
         )
-      const [added, wrong] = await Promise.all([args(`${sink587.password}\n`), args('wrong-password\n')])
+      // One after the other: once the right one is saved, the same login is refused as a duplicate.
+      const wrong = await args('wrong-password\n')
+      const added = await args(`${sink587.password}\n`)
       expect(ok(added)).toMatchObject({ account_id: account?.id, from: sink587.username })
       const reason = failed(wrong, 1)
       expect(reason).toContain('535')

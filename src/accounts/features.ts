@@ -1,5 +1,5 @@
 import { AppError } from '../errors.ts'
-import { PLAN_LIMITS, type Plan, type PlanLimits } from '../plans.ts'
+import { liftedBy, PLAN_LIMITS, type PlanHolder, type PlanLimits } from '../plans.ts'
 
 /** The Pro features, with the name `details.feature` gives them on a refusal. */
 const FEATURE_NAMES = {
@@ -10,12 +10,12 @@ const FEATURE_NAMES = {
 
 export type Feature = keyof typeof FEATURE_NAMES
 
-/** 403 FEATURE_NOT_AVAILABLE unless `plan` includes `feature`. */
-export function requireFeature(plan: Plan, feature: Feature): void {
+/** 403 FEATURE_NOT_AVAILABLE unless the account's plan includes `feature`. */
+export function requireFeature({ accountId, plan }: PlanHolder, feature: Feature): void {
   if (PLAN_LIMITS[plan].features[feature]) return
   throw new AppError(
     'FEATURE_NOT_AVAILABLE',
-    `This operation needs the Pro plan; the account is on the ${plan} plan`,
+    `This operation needs the Pro plan; the account is on the ${plan} plan: ${liftedBy(accountId)}`,
     { details: { feature: FEATURE_NAMES[feature], upgradeRequired: true } },
   )
 }

@@ -22,14 +22,14 @@ export async function listBatches(
   owner: BatchOwner,
   before?: number,
 ): Promise<{ batches: Batch[]; older: number | undefined }> {
-  requireFeature(owner.plan, 'batches')
+  requireFeature(owner, 'batches')
   const rows = await batchPage(sql, owner.accountId, { before, limit: BATCH_PAGE_SIZE + 1 })
   const batches = rows.slice(0, BATCH_PAGE_SIZE).map(asBatch)
   return { batches, older: rows.length > BATCH_PAGE_SIZE ? batches.at(-1)?.id : undefined }
 }
 
 export async function ownBatch(sql: Sql, owner: BatchOwner, id: number): Promise<Batch> {
-  requireFeature(owner.plan, 'batches')
+  requireFeature(owner, 'batches')
   return getBatch(sql, owner.accountId, id)
 }
 
@@ -54,6 +54,6 @@ export async function retryFailures(sql: Sql, owner: BatchOwner, id: number): Pr
 
 /** DELETE /batches/{id}: only an ended batch. */
 export function deleteOwnBatch(sql: Sql, owner: BatchOwner, id: number): Promise<void> {
-  requireFeature(owner.plan, 'batches')
+  requireFeature(owner, 'batches')
   return deleteBatch(sql, owner.accountId, id)
 }

@@ -93,7 +93,7 @@ async function assertCanAdd(db: Db, accountId: number, from: string): Promise<vo
   const { used, taken } = await connectionCount(db, accountId, from)
   if (taken)
     throw new AppError('CONNECTION_EXISTS', `account ${accountId} already has a connection for ${from}`)
-  assertBelowPlanLimit(plan, 'connections', used)
+  assertBelowPlanLimit({ accountId, plan }, 'connections', used)
 }
 
 async function verifyLogin(deps: ConnectionDeps, login: SmtpLogin): Promise<void> {

@@ -28,7 +28,7 @@ const one = (id: number) => `${LIST}/${id}`
 
 /** Audiences are a Pro feature here as in the API: the Free plan gets the same refusal. */
 const proOnly = createMiddleware<DashboardEnv>(async (c, next) => {
-  requireFeature(c.get('session').plan, 'audiences')
+  requireFeature(c.get('session'), 'audiences')
   await next()
 })
 

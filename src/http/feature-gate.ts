@@ -5,7 +5,7 @@ import type { AppEnv } from './env.ts'
 
 function featureGate(feature: Feature) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    requireFeature(c.get('caller').plan, feature)
+    requireFeature(c.get('caller'), feature)
     await next()
   })
 }

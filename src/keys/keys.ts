@@ -63,7 +63,11 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
   const secret = newSecret()
   return sql.begin(async (tx) => {
     const plan = await lockAccount(tx, input.accountId)
-    assertBelowPlanLimit(plan, 'apiKeys', await countUnrevokedKeys(tx, input.accountId))
+    assertBelowPlanLimit(
+      { accountId: input.accountId, plan },
+      'apiKeys',
+      await countUnrevokedKeys(tx, input.accountId),
+    )
     if (input.connectionId !== undefined) await assertOwnConnection(tx, input.accountId, input.connectionId)
     const row = await insertKey(tx, {
       accountId: input.accountId,

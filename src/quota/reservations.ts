@@ -2,7 +2,7 @@ import type { SendingConnection } from '../db/connections.ts'
 import type { Reservation } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { giveBack, takeDailyUnit, takeQuotaUnit } from '../db/usage.ts'
-import { PLAN_LIMITS, type Plan } from '../plans.ts'
+import { liftedBy, PLAN_LIMITS, type Plan } from '../plans.ts'
 import { LimitReached } from './limit-reached.ts'
 import { takeToken } from './pacing.ts'
 
@@ -44,7 +44,7 @@ async function reserveDailyLimit(tx: Db, plan: Plan, accountId: number): Promise
   throw new LimitReached(
     unit.waitMs,
     'DAILY_LIMIT_REACHED',
-    `The ${plan} plan sends at most ${limit} emails a day; the count resets at 00:00 UTC`,
+    `The ${plan} plan sends at most ${limit} emails a day; the count resets at 00:00 UTC, and ${liftedBy(accountId)}`,
     { limit, used: unit.used, upgradeRequired: true },
   )
 }

@@ -13,7 +13,7 @@ import {
 } from '../db/templates.ts'
 import { AppError, invalidInput } from '../errors.ts'
 import type { TemplateSchema } from '../generated/routes.ts'
-import { PLAN_LIMITS } from '../plans.ts'
+import { liftedBy, PLAN_LIMITS } from '../plans.ts'
 
 /** A template exactly as the contract shows it. */
 export type Template = z.infer<typeof TemplateSchema>
@@ -41,7 +41,7 @@ export async function createTemplate(
     if (used >= limit) {
       throw new AppError(
         'TEMPLATE_LIMIT_REACHED',
-        `The ${plan} plan allows ${limit} templates. Upgrade to Pro for unlimited templates.`,
+        `The ${plan} plan allows ${limit} templates; ${liftedBy(accountId)}`,
         { details: { limit, used, upgradeRequired: true } },
       )
     }

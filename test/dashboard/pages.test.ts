@@ -155,12 +155,16 @@ describe('the rules of the API and the operator command, as readable refusals', 
     expectRedirect(await add('first@example.com'), '/dashboard/connections')
     const second = await add('second@example.com')
     expect(second.status).toBe(403)
-    expect(textOf(second.html)).toContain('The free plan allows 1 connection; upgrade to Pro for more.')
+    expect(textOf(second.html)).toContain(
+      `The free plan allows 1 connection; \`mailroom account set-plan ${account.id} pro\` lifts this.`,
+    )
     expect(second.html).toContain('value="second@example.com"')
     expect((await browser.post('/dashboard/keys', { name: 'one' })).status).toBe(200)
     const key = await browser.post('/dashboard/keys', { name: 'two' })
     expect(key.status).toBe(403)
-    expect(textOf(key.html)).toContain('The free plan allows 1 API key; upgrade to Pro for more.')
+    expect(textOf(key.html)).toContain(
+      `The free plan allows 1 API key; \`mailroom account set-plan ${account.id} pro\` lifts this.`,
+    )
     for (const n of [1, 2, 3]) {
       await browser.get('/dashboard/templates')
       expectRedirect(
@@ -172,13 +176,13 @@ describe('the rules of the API and the operator command, as readable refusals', 
     const fourth = await browser.post('/dashboard/templates', { name: 't4', subject: 's', text_body: 'b' })
     expect(fourth.status).toBe(403)
     expect(textOf(fourth.html)).toContain(
-      'The free plan allows 3 templates. Upgrade to Pro for unlimited templates.',
+      `The free plan allows 3 templates; \`mailroom account set-plan ${account.id} pro\` lifts this.`,
     )
     for (const path of ['/dashboard/batches', '/dashboard/audiences']) {
       const page = await browser.get(path)
       expect(page.status).toBe(403)
       expect(textOf(page.html)).toContain(
-        'This operation needs the Pro plan; the account is on the free plan.',
+        `This operation needs the Pro plan; the account is on the free plan: \`mailroom account set-plan ${account.id} pro\` lifts this.`,
       )
     }
     const [count] = await app.services

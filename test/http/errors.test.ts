@@ -101,9 +101,10 @@ describe('the plan gate comes first', () => {
     ],
     ['/audiences', { name: 'Cus\u0000tomers' }, 'audiences'],
   ])('a Free POST %s with text PostgreSQL cannot store answers 403, not 400', async (path, body, feature) => {
-    const { key } = await seedAccount(app, { plan: 'free' })
+    const { key, account } = await seedAccount(app, { plan: 'free' })
     const response = await app.request(path, { method: 'POST', key, body })
-    expect(await statusAndBody(response)).toEqual({
+    const answer = await statusAndBody(response)
+    expect(answer).toEqual({
       status: 403,
       body: {
         code: 'FEATURE_NOT_AVAILABLE',
@@ -111,6 +112,10 @@ describe('the plan gate comes first', () => {
         details: { feature, upgradeRequired: true },
       },
     })
+    // A self-hosted install has no billing: the refusal names the operator's command.
+    expect((answer.body as { message: string }).message).toContain(
+      `\`mailroom account set-plan ${account.id} pro\` lifts this`,
+    )
   })
 })
 

@@ -117,6 +117,9 @@ describe('Free plan daily limit (100 emails a day, resets 00:00 UTC)', () => {
 
     const { reply, before, after } = await refused(s.key)
     expect(reply.body).toEqual(dailyLimitBody())
+    expect((reply.body as { message: string }).message).toContain(
+      `\`mailroom account set-plan ${s.accountId} pro\` lifts this`,
+    )
     expectRetryAfterUntil(reply.retryAfter, nextUtcMidnight(before), before, after)
     expect(Number(reply.retryAfter)).toBeLessThanOrEqual(86_400)
 
