@@ -3,6 +3,7 @@ import { isStorableId } from '../db/ids.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import {
   browseOutbox,
+  type HistoryLine,
   type OutboxDetail,
   type OutboxFilter,
   type OutboxListRow,
@@ -297,10 +298,12 @@ function RecordPage(props: { record: OutboxDetail }) {
         ) : null}
         <dt>Attempts</dt>
         <dd>{r.attempts}</dd>
-        <dt>{r.status === 'sent' ? 'Server' : 'Error'}</dt>
-        <dd class="wrap">
-          {r.error ?? (r.status === 'sent' ? 'Accepted by the SMTP server' : <span class="muted">none</span>)}
-        </dd>
+        {r.error ? (
+          <>
+            <dt>Error</dt>
+            <dd class="wrap">{r.error}</dd>
+          </>
+        ) : null}
         <dt>Message-ID</dt>
         <dd class="wrap">
           <code>{r.message_id}</code>
@@ -326,8 +329,90 @@ function RecordPage(props: { record: OutboxDetail }) {
           <When at={r.updated_at} />
         </dd>
       </dl>
+      <Recipients record={r} />
+      <History lines={r.history} />
       <Content record={r} />
     </>
+  )
+}
+
+const RECIPIENT_TONES = { accepted: 'good', refused: 'bad', deferred: 'warn' } as const
+
+/** Each recipient with what the server last said for it (accepted, refused, deferred). */
+function Recipients(props: { record: OutboxDetail }) {
+  const { recipients } = props.record
+  return (
+    <section>
+      <h2>Recipients</h2>
+      {recipients === null ? (
+        <p class="muted">Not tried yet.</p>
+      ) : (
+        <div class="overflow-auto">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Address</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">The server's reply</th>
+              </tr>
+            </thead>
+            <tbody>
+              {recipients.map((x) => (
+                <tr>
+                  <td class="wrap">{x.address}</td>
+                  <td>
+                    <mark class={`tag ${RECIPIENT_TONES[x.status]}`}>{x.status}</mark>
+                  </td>
+                  <td class="wrap">{x.reply ?? <span class="muted">none</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}
+
+const OUTCOMES: Record<HistoryLine['outcome'], string> = {
+  delivered: 'delivered',
+  refused: 'refused',
+  deferred: 'deferred',
+  pushback: 'the provider asked to slow down',
+  unreachable: 'the server could not be reached',
+}
+
+/** Every attempt, oldest first, with what came of it. */
+function History(props: { lines: HistoryLine[] }) {
+  if (props.lines.length === 0) return null
+  return (
+    <section>
+      <h2>History</h2>
+      <div class="overflow-auto">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Attempt</th>
+              <th scope="col">When</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">The server's reply</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.lines.map((line) => (
+              <tr>
+                <td>{line.attempt}</td>
+                <td class="nowrap">
+                  <When at={line.at} />
+                </td>
+                <td>{OUTCOMES[line.outcome]}</td>
+                <td class="wrap">{line.reply ?? <span class="muted">none</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   )
 }
 

@@ -573,6 +573,19 @@ export interface OutboxDetail extends OutboxListRow {
   /** Null when the content was not kept. */
   text_body: string | null
   html_body: string | null
+  /** What the server last said for each recipient; null before the first attempt. */
+  recipients: RecipientOutcome[] | null
+  /** Every attempt, oldest first. */
+  history: HistoryLine[]
+}
+
+/** One attempt as the record's history keeps it. */
+export interface HistoryLine {
+  attempt: number
+  at: string
+  outcome: AttemptKind
+  reply: string | null
+  recipients: RecipientOutcome[]
 }
 
 /** One record of the account, with its content when kept. */
@@ -587,7 +600,11 @@ export async function outboxRecordDetail(
       c.from_address as connection_from, o.batch_id, b.name as batch_name,
       case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
       api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
-      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients,
+      coalesce((
+        select json_agg(json_build_object('attempt', a.attempt, 'at', api_timestamp(a.at),
+          'outcome', a.outcome, 'reply', a.reply, 'recipients', a.recipients) order by a.id)
+        from outbox_attempts a where a.outbox_id = o.id), '[]') as history
     from outbox o
     left join connections c on c.id = o.connection_id
     left join batches b on b.id = o.batch_id

@@ -1,5 +1,6 @@
 import { isStorableId } from '../db/ids.ts'
 import {
+  type HistoryLine,
   type OutboxDetail,
   type OutboxFilter,
   type OutboxListRow,
@@ -9,7 +10,7 @@ import {
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 
-export type { OutboxDetail, OutboxFilter, OutboxListRow }
+export type { HistoryLine, OutboxDetail, OutboxFilter, OutboxListRow }
 
 /** Records on one page of the dashboard's outbox. */
 export const OUTBOX_PAGE_SIZE = 50

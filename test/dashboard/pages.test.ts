@@ -440,6 +440,37 @@ describe('the outbox detail', () => {
   })
 })
 
+describe('the outbox detail, recipient by recipient', () => {
+  it("shows what the server said for each recipient and every attempt's outcome", async () => {
+    const sink = await startSink(app, { rejectRecipients: ['refused@example.com'] })
+    const owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login, rate: 6000 } })
+    const sent = await json(
+      await app.request('/send', {
+        key: owner.key,
+        body: { to: 'ok@example.com', cc: 'refused@example.com', subject: 'Partly', text_body: 'x' },
+      }),
+    )
+    const { browser } = await signedIn(app, { account: owner.account })
+    const page = await browser.get(`/dashboard/outbox/${sent.outboxId}`)
+    const text = textOf(page.html)
+    expect(text).toMatch(/Recipients Address Outcome The server's reply ok@example\.com accepted/)
+    expect(text).toMatch(/refused@example\.com refused 550[^]*History Attempt When Outcome/)
+    expect(text).toMatch(/History Attempt When Outcome The server's reply 1 \d{4}-\d\d-\d\d [\d:]+ UTC delivered/)
+    expect(text).toContain('Error')
+  })
+
+  it('says a queued message was not tried yet, and shows no history', async () => {
+    const { browser, account } = await signedIn(app)
+    const [queued] = await app.services.sql<{ id: number }[]>`
+      insert into outbox (account_id, status, from_address, to_addresses, subject, message_id)
+      values (${account.id}, 'queued', 'me@example.com', '{to@example.com}', 'Later', '<q@example.com>')
+      returning id`
+    const text = textOf((await browser.get(`/dashboard/outbox/${queued?.id}`)).html)
+    expect(text).toContain('Recipients Not tried yet.')
+    expect(text).not.toContain('History')
+  })
+})
+
 describe('templates', () => {
   it('preview placeholders filled from sample values, escaped in the HTML, without saving', async () => {
     const { browser, account } = await signedIn(app)
