@@ -20,7 +20,7 @@ import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../gen
 import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, validated } from './forms.ts'
-import { ActionButton, Pager, PostForm, page, type Refusal, When } from './layout.tsx'
+import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/audiences'
@@ -183,31 +183,20 @@ async function listPage(c: DashboardContext, state: ListState, status: Contentfu
       {audiences.length === 0 ? (
         <p>No audience yet: a list of recipients, each with values for the placeholders of a batch.</p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Audience</th>
-                <th scope="col">Members</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {audiences.map((a) => (
-                <tr>
-                  <td class="wrap">
-                    <a href={one(a.id)}>{a.name}</a>
-                    {a.description ? <small class="muted block">{a.description}</small> : null}
-                  </td>
-                  <td>{a.member_count}</td>
-                  <td class="nowrap">
-                    <When at={a.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table head={['Audience', 'Members', 'Created']}>
+          {audiences.map((a) => (
+            <tr>
+              <td class="wrap">
+                <a href={one(a.id)}>{a.name}</a>
+                {a.description ? <small class="muted block">{a.description}</small> : null}
+              </td>
+              <td>{a.member_count}</td>
+              <td class="nowrap">
+                <When at={a.created_at} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <details open={audiences.length === 0 || state.values !== undefined}>
         <summary>Create an audience</summary>
@@ -363,40 +352,26 @@ function payloadText(member: AudienceMember): string {
 
 function MemberTable(props: { audienceId: number; members: AudienceMember[]; token: string }) {
   return (
-    <div class="overflow-auto">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Address</th>
-            <th scope="col">Values</th>
-            <th scope="col">Added</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.members.map((m) => (
-            <tr>
-              <td class="wrap">{m.email}</td>
-              <td class="wrap">
-                <small>{payloadText(m)}</small>
-              </td>
-              <td class="nowrap">
-                <When at={m.created_at} />
-              </td>
-              <td>
-                <ActionButton
-                  action={`${one(props.audienceId)}/members/${m.id}/delete`}
-                  token={props.token}
-                  label="Delete"
-                  variant="outline secondary"
-                />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table head={['Address', 'Values', 'Added', <span class="visually-hidden">Actions</span>]}>
+      {props.members.map((m) => (
+        <tr>
+          <td class="wrap">{m.email}</td>
+          <td class="wrap">
+            <small>{payloadText(m)}</small>
+          </td>
+          <td class="nowrap">
+            <When at={m.created_at} />
+          </td>
+          <td>
+            <ActionButton
+              action={`${one(props.audienceId)}/members/${m.id}/delete`}
+              token={props.token}
+              label="Delete"
+              variant="outline secondary"
+            />
+          </td>
+        </tr>
+      ))}
+    </Table>
   )
 }

@@ -12,7 +12,7 @@ import {
 import { isStorableId } from '../db/ids.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
-import { ActionButton, Pager, page, type Refusal, When } from './layout.tsx'
+import { ActionButton, Pager, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/batches'
@@ -108,39 +108,27 @@ function ended(batch: Batch): boolean {
 
 function BatchTable(props: { batches: Batch[] }) {
   return (
-    <div class="overflow-auto">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Batch</th>
-            <th scope="col">Status</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.batches.map((b) => (
-            <tr>
-              <td class="wrap">
-                <a href={one(b.id)}>{b.name}</a>
-              </td>
-              <td>
-                <BatchStatus status={b.status} />
-              </td>
-              <td>
-                <progress value={b.sent_count + b.failed_count} max={b.total_count} />
-                <small>
-                  {b.sent_count} sent, {b.failed_count} failed of {b.total_count}
-                </small>
-              </td>
-              <td class="nowrap">
-                <When at={b.created_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table head={['Batch', 'Status', 'Progress', 'Created']}>
+      {props.batches.map((b) => (
+        <tr>
+          <td class="wrap">
+            <a href={one(b.id)}>{b.name}</a>
+          </td>
+          <td>
+            <BatchStatus status={b.status} />
+          </td>
+          <td>
+            <progress value={b.sent_count + b.failed_count} max={b.total_count} />
+            <small>
+              {b.sent_count} sent, {b.failed_count} failed of {b.total_count}
+            </small>
+          </td>
+          <td class="nowrap">
+            <When at={b.created_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   )
 }
 
@@ -246,32 +234,20 @@ function Progress(props: {
             token={props.c.get('formToken')}
             label={`Retry the ${batch.failed_count} failed`}
           />
-          <div class="overflow-auto">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Recipient</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">When</th>
-                </tr>
-              </thead>
-              <tbody>
-                {failures.failures.map((f) => (
-                  <tr>
-                    <td class="wrap">
-                      <a href={`/dashboard/outbox/${f.outbox_id}`}>{f.email}</a>
-                    </td>
-                    <td class="wrap">{f.error ?? ''}</td>
-                    <td>{f.attempts}</td>
-                    <td class="nowrap">
-                      <When at={f.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table head={['Recipient', 'Error', 'Attempts', 'When']}>
+            {failures.failures.map((f) => (
+              <tr>
+                <td class="wrap">
+                  <a href={`/dashboard/outbox/${f.outbox_id}`}>{f.email}</a>
+                </td>
+                <td class="wrap">{f.error ?? ''}</td>
+                <td>{f.attempts}</td>
+                <td class="nowrap">
+                  <When at={f.updated_at} />
+                </td>
+              </tr>
+            ))}
+          </Table>
         </>
       )}
     </section>

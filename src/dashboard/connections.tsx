@@ -15,7 +15,7 @@ import { AppError } from '../errors.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
-import { ActionButton, PostForm, page, type Refusal, When } from './layout.tsx'
+import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/connections'
@@ -160,39 +160,26 @@ async function listPage(c: DashboardContext, state: PageState, status: Contentfu
       {connections.length === 0 ? (
         <p>No connection yet: add the SMTP login you send through below.</p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Sending address</th>
-                <th scope="col">Server</th>
-                <th scope="col">Quota</th>
-                <th scope="col">Rate</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {connections.map((x) => (
-                <tr>
-                  <td class="wrap">
-                    <a href={one(x.id)}>{x.from}</a>
-                    {x.is_default ? <mark class="tag">default</mark> : null}
-                  </td>
-                  <td class="wrap">
-                    {x.host}:{x.port}
-                  </td>
-                  <td>
-                    {x.quota === null ? <span class="muted">none</span> : `${x.quota} per ${x.quota_period}`}
-                  </td>
-                  <td>{x.rate} a minute</td>
-                  <td>
-                    <Status connection={x} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table head={['Sending address', 'Server', 'Quota', 'Rate', 'Status']}>
+          {connections.map((x) => (
+            <tr>
+              <td class="wrap">
+                <a href={one(x.id)}>{x.from}</a>
+                {x.is_default ? <mark class="tag">default</mark> : null}
+              </td>
+              <td class="wrap">
+                {x.host}:{x.port}
+              </td>
+              <td>
+                {x.quota === null ? <span class="muted">none</span> : `${x.quota} per ${x.quota_period}`}
+              </td>
+              <td>{x.rate} a minute</td>
+              <td>
+                <Status connection={x} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <details open={connections.length === 0 || state.refusal !== undefined}>
         <summary>Add a connection</summary>

@@ -6,7 +6,7 @@ import { type ApiKey, createKey, listKeys, revokeKey, rotateKey, scopeKey } from
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
-import { ActionButton, PostForm, page, type Refusal, When } from './layout.tsx'
+import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/keys'
@@ -106,28 +106,21 @@ async function keysPage(c: DashboardContext, state: KeysState, status: Contentfu
           No API key yet. Create one below, then send with it: <code>Authorization: Bearer &lt;key&gt;</code>.
         </p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Sends through</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((key) => (
-                <KeyRow apiKey={key} connections={connections} token={token} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          head={[
+            'Name',
+            'Key',
+            'Sends through',
+            'Expires',
+            'Last used',
+            'Status',
+            <span class="visually-hidden">Actions</span>,
+          ]}
+        >
+          {keys.map((key) => (
+            <KeyRow apiKey={key} connections={connections} token={token} />
+          ))}
+        </Table>
       )}
       <details open={keys.length === 0 || state.values !== undefined}>
         <summary>Create a key</summary>

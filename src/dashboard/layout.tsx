@@ -185,3 +185,21 @@ export function Pager(props: { newer?: string | undefined; older?: string | unde
     </nav>
   )
 }
+
+/** A table that scrolls sideways on a narrow screen; `head` names its columns. */
+export function Table(props: { head: Child[]; children: Child }) {
+  return (
+    <div class="overflow-auto">
+      <table>
+        <thead>
+          <tr>
+            {props.head.map((label) => (
+              <th scope="col">{label}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  )
+}

@@ -12,7 +12,7 @@ import {
 } from '../sending/outbox-views.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refusalOf } from './errors.tsx'
-import { Pager, page, type Refusal, When } from './layout.tsx'
+import { Pager, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/outbox'
@@ -200,23 +200,11 @@ function Records(props: { query: Query; found: OutboxPage }) {
       {found.records.length === 0 ? (
         <p>{query.search.size ? 'No message matches.' : 'Nothing sent yet.'}</p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">To</th>
-                <th scope="col">Subject</th>
-              </tr>
-            </thead>
-            <tbody>
-              {found.records.map((record) => (
-                <Row record={record} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table head={['Created', 'Status', 'To', 'Subject']}>
+          {found.records.map((record) => (
+            <Row record={record} />
+          ))}
+        </Table>
       )}
       <Pager
         newer={query.before !== undefined ? withQuery(query.search) : undefined}
@@ -347,28 +335,17 @@ function Recipients(props: { record: OutboxDetail }) {
       {recipients === null ? (
         <p class="muted">Not tried yet.</p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Address</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">The server's reply</th>
-              </tr>
-            </thead>
-            <tbody>
-              {recipients.map((x) => (
-                <tr>
-                  <td class="wrap">{x.address}</td>
-                  <td>
-                    <mark class={`tag ${RECIPIENT_TONES[x.status]}`}>{x.status}</mark>
-                  </td>
-                  <td class="wrap">{x.reply ?? <span class="muted">none</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table head={['Address', 'Outcome', "The server's reply"]}>
+          {recipients.map((x) => (
+            <tr>
+              <td class="wrap">{x.address}</td>
+              <td>
+                <mark class={`tag ${RECIPIENT_TONES[x.status]}`}>{x.status}</mark>
+              </td>
+              <td class="wrap">{x.reply ?? <span class="muted">none</span>}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   )
@@ -388,30 +365,18 @@ function History(props: { lines: HistoryLine[] }) {
   return (
     <section>
       <h2>History</h2>
-      <div class="overflow-auto">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Attempt</th>
-              <th scope="col">When</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">The server's reply</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.lines.map((line) => (
-              <tr>
-                <td>{line.attempt}</td>
-                <td class="nowrap">
-                  <When at={line.at} />
-                </td>
-                <td>{OUTCOMES[line.outcome]}</td>
-                <td class="wrap">{line.reply ?? <span class="muted">none</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table head={['Attempt', 'When', 'Outcome', "The server's reply"]}>
+        {props.lines.map((line) => (
+          <tr>
+            <td>{line.attempt}</td>
+            <td class="nowrap">
+              <When at={line.at} />
+            </td>
+            <td>{OUTCOMES[line.outcome]}</td>
+            <td class="wrap">{line.reply ?? <span class="muted">none</span>}</td>
+          </tr>
+        ))}
+      </Table>
     </section>
   )
 }
@@ -442,9 +407,16 @@ function Content(props: { record: OutboxDetail }) {
 }
 
 /**
+ * Heads the frame's document: its own policy, read before any of the email's markup, so that
+ * nothing remote loads even before the inherited one applies (a tracking pixel would tell the
+ * sender the message was looked at).
+ */
+const PREVIEW_POLICY =
+  '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">'
+
+/**
  * An email's HTML, shown in a frame with every sandbox restriction (no scripts, no forms, an
- * origin of its own), under the dashboard's policy (no remote images): never as the
- * dashboard's own page.
+ * origin of its own), where nothing remote loads: never as the dashboard's own page.
  */
 export function HtmlPreview(props: { html: string }) {
   return (
@@ -452,7 +424,7 @@ export function HtmlPreview(props: { html: string }) {
       <iframe
         class="html-preview"
         sandbox=""
-        srcdoc={props.html}
+        srcdoc={PREVIEW_POLICY + props.html}
         title="The message's HTML"
         referrerpolicy="no-referrer"
       />

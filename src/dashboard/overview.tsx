@@ -1,6 +1,6 @@
 import { accountOverview, type DayActivity, type QuotaUse } from '../accounts/overview.ts'
 import type { Dashboard } from './env.ts'
-import { page, When } from './layout.tsx'
+import { page, Table, When } from './layout.tsx'
 
 /** GET /dashboard: plan, today's sends against the daily limit, quotas, the last 30 days. */
 export function registerOverview(app: Dashboard): void {
@@ -55,37 +55,26 @@ export function registerOverview(app: Dashboard): void {
 
 function QuotaTable(props: { connections: QuotaUse[] }) {
   return (
-    <div class="overflow-auto">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Connection</th>
-            <th scope="col">Used in this window</th>
-            <th scope="col">Window ends</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.connections.map((c) => (
-            <tr>
-              <td class="wrap">{c.from}</td>
-              <td>
-                {c.quota === null ? (
-                  <span class="muted">No quota</span>
-                ) : (
-                  <>
-                    {c.used} of {c.quota} per {c.quota_period}
-                    <progress value={c.used} max={c.quota} />
-                  </>
-                )}
-              </td>
-              <td>
-                <When at={c.resets_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table head={['Connection', 'Used in this window', 'Window ends']}>
+      {props.connections.map((c) => (
+        <tr>
+          <td class="wrap">{c.from}</td>
+          <td>
+            {c.quota === null ? (
+              <span class="muted">No quota</span>
+            ) : (
+              <>
+                {c.used} of {c.quota} per {c.quota_period}
+                <progress value={c.used} max={c.quota} />
+              </>
+            )}
+          </td>
+          <td>
+            <When at={c.resets_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   )
 }
 

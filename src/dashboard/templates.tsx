@@ -13,7 +13,7 @@ import {
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, validated } from './forms.ts'
-import { ActionButton, PostForm, page, type Refusal, When } from './layout.tsx'
+import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { HtmlPreview } from './outbox.tsx'
 import { idParam } from './params.ts'
 
@@ -131,30 +131,19 @@ async function listPage(c: DashboardContext, state: ListState, status: Contentfu
           recipient when a batch is sent to an audience.
         </p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Template</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Changed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {templates.map((t) => (
-                <tr>
-                  <td class="wrap">
-                    <a href={one(t.id)}>{t.name}</a> <small class="muted">#{t.id}</small>
-                  </td>
-                  <td class="wrap">{t.subject}</td>
-                  <td class="nowrap">
-                    <When at={t.updated_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table head={['Template', 'Subject', 'Changed']}>
+          {templates.map((t) => (
+            <tr>
+              <td class="wrap">
+                <a href={one(t.id)}>{t.name}</a> <small class="muted">#{t.id}</small>
+              </td>
+              <td class="wrap">{t.subject}</td>
+              <td class="nowrap">
+                <When at={t.updated_at} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <details open={templates.length === 0 || state.fields !== undefined}>
         <summary>Create a template</summary>

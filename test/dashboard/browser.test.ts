@@ -80,7 +80,8 @@ describe('an account owner, in a browser', () => {
     expect(key).toMatch(/^mr_[A-Za-z0-9_-]{43}$/)
     expect(await page.locator('[data-copy]').isVisible()).toBe(true)
     await page.click('[data-copy]')
-    expect(await page.locator('[data-copy]').textContent()).toBe('Copied')
+    // The clipboard answers asynchronously.
+    await page.locator('[data-copy]', { hasText: 'Copied' }).waitFor({ timeout: 10_000 })
     await go('/dashboard/keys')
     expect(await page.content()).not.toContain(key)
     expect(await page.locator('table').textContent()).toContain(key.slice(0, 9))
