@@ -63,6 +63,14 @@ it('takes the screenshots', async () => {
            'Hello Ada, your invoice is attached.', ${'<h1 style="color:#0a5">Invoice</h1><p>Hello <b>Ada</b>, your invoice is attached.</p><script>alert(1)</script>'}, now()
     from connections c where c.account_id = ${account.id}
     returning id`
+  // What the server said, as a real send records it.
+  const accepted = [
+    { address: 'ada@example.com', status: 'accepted', reply: '250 2.0.0 Ok: queued as 4F2A1' },
+  ]
+  await app.services.sql`
+    with record as (update outbox set recipients = ${app.services.sql.json(accepted)} where id = ${html?.id ?? 0})
+    insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
+    values (${html?.id ?? 0}, 1, 'delivered', '250 2.0.0 Ok: queued as 4F2A1', ${app.services.sql.json(accepted)})`
   await go('/dashboard/audiences')
   await page.fill('input[name=name]', 'Customers')
   await page.fill('textarea[name=description]', 'Everyone with an active subscription')
@@ -103,6 +111,8 @@ it('takes the screenshots', async () => {
     await page.setViewportSize({ width, height })
     for (const [name, path] of shots) {
       await go(path)
+      // The email's HTML renders in its frame after the page itself.
+      if (name === 'outbox-detail') await page.frameLocator('iframe.html-preview').locator('h1').waitFor()
       await page.screenshot({ path: `${OUT}/${name}-${suffix}.png`, fullPage: true })
     }
   }

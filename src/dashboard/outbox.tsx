@@ -333,7 +333,11 @@ function Recipients(props: { record: OutboxDetail }) {
     <section>
       <h2>Recipients</h2>
       {recipients === null ? (
-        <p class="muted">Not tried yet.</p>
+        <p class="muted">
+          {props.record.status === 'queued' && props.record.attempts === 0
+            ? 'Not tried yet.'
+            : 'The server’s answer for each recipient was not recorded for this message.'}
+        </p>
       ) : (
         <Table head={['Address', 'Outcome', "The server's reply"]}>
           {recipients.map((x) => (
