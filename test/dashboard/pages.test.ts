@@ -431,6 +431,8 @@ describe('the outbox detail', () => {
       '<id-1@example.com>',
       '550 5.1.1',
       'Hello in text',
+      // Tried before the server's answers were kept per recipient.
+      'The server’s answer for each recipient was not recorded for this message.',
     ])
       expect(text).toContain(fact)
     // Headed by a policy of its own: nothing remote loads in the frame.
