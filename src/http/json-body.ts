@@ -40,9 +40,10 @@ export function jsonTextDepth(text: string): number {
 export type BodyPrecheck = (body: unknown) => unknown
 
 /**
- * `route` with its JSON body read once, refused when nested more than MAX_JSON_DEPTH levels,
- * parsed, and put through `precheck`, before its validator runs (which then reads the parsed
- * body from Hono's cache). A body that is not declared as JSON is left to the validator.
+ * `route` with its JSON body read, refused when nested more than MAX_JSON_DEPTH levels, parsed,
+ * and put through `precheck`, before its validator runs (which parses the text Hono keeps again:
+ * linear work, and never on a body deeper than the bound). A body that is not declared as JSON
+ * is left to the validator.
  */
 export function boundedBody<R extends RouteConfig>(route: R, precheck?: BodyPrecheck): R {
   const check = createMiddleware<AppEnv>(async (c, next) => {
@@ -64,7 +65,9 @@ export function boundedBody<R extends RouteConfig>(route: R, precheck?: BodyPrec
       } catch {
         throw new AppError('INVALID_JSON', 'The request body is not valid JSON')
       }
-      c.req.bodyCache.json = Promise.resolve(precheck ? precheck(body) : body)
+      const checked = precheck ? precheck(body) : body
+      // Hono parses the cached text again for the validator: a replaced body replaces the text.
+      if (checked !== body) c.req.bodyCache.text = Promise.resolve(JSON.stringify(checked))
     }
     await next()
   })
