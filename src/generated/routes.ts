@@ -51,10 +51,10 @@ export const SuccessMessageSchema = z
 export const EmailAddressSchema = z
   .email()
   .max(254)
-  .regex(new RegExp('^[^@]{1,64}@'))
+  .regex(new RegExp('^(?![^@]{65})'))
   .openapi({
     description:
-      'An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321). A longer one answers the validation body like any other invalid address.',
+      'An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321; the pattern says "not 65 characters before the first `@`"). A longer one answers the validation body like any other invalid address.',
     example: 'ada@example.com',
   })
   .openapi('EmailAddress')

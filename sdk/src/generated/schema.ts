@@ -362,7 +362,7 @@ export interface components {
     }
     /**
      * Format: email
-     * @description An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321). A longer one answers the validation body like any other invalid address.
+     * @description An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321; the pattern says "not 65 characters before the first `@`"). A longer one answers the validation body like any other invalid address.
      * @example ada@example.com
      */
     EmailAddress: string
