@@ -67,7 +67,11 @@ export function boundedBody<R extends RouteConfig>(route: R, precheck?: BodyPrec
       }
       const checked = precheck ? precheck(body) : body
       // Hono parses the cached text again for the validator: a replaced body replaces the text.
-      if (checked !== body) c.req.bodyCache.text = Promise.resolve(JSON.stringify(checked))
+      // (The cache holds promises, whatever its declared type says.)
+      if (checked !== body) {
+        const cache = c.req.bodyCache as Record<string, Promise<unknown>>
+        cache.text = Promise.resolve(JSON.stringify(checked))
+      }
     }
     await next()
   })
