@@ -19,6 +19,44 @@ export function currentRequestId(): string | undefined {
 }
 
 /**
+ * Fields of a database error that quote the data it was about: PostgreSQL's `detail`, `where`
+ * (for JSON, the text around the fault) and `hint`, and the statement and its parameters where
+ * a driver keeps them.
+ */
+const DATA_FIELDS = [
+  'detail',
+  'where',
+  'hint',
+  'query',
+  'parameters',
+  'internal_query',
+  'position',
+  'internal_position',
+]
+/** Quoted values in a database error's message (`invalid input syntax for type json: "…"`). */
+const QUOTED = /"(?:[^"\\]|\\.)*"/g
+
+function isDatabaseError(error: unknown): boolean {
+  const { severity, code } = (error ?? {}) as { severity?: unknown; code?: unknown }
+  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
+}
+
+/**
+ * pino's error serializer, keeping a database error's code and routine but none of the data it
+ * quotes (logs never carry subjects, bodies or payloads).
+ */
+function errWithoutData(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>
+  if (!isDatabaseError(error)) return serialized
+  for (const field of DATA_FIELDS) delete serialized[field]
+  for (const field of ['message', 'stack'] as const) {
+    const text = serialized[field]
+    if (typeof text === 'string') serialized[field] = text.replace(QUOTED, '"…"')
+  }
+  return serialized
+}
+
+/**
  * Structured logs go to stderr so that stdout stays free for the operator command's JSON:
  * JSON lines, or coloured readable lines for development (`LOG_FORMAT=pretty`); tests may
  * write them elsewhere. A line written
@@ -34,6 +72,7 @@ export function createLogger(
     {
       level,
       mixin: () => requestContext.getStore() ?? {},
+      serializers: { err: errWithoutData },
       redact: {
         paths: [
           'password',

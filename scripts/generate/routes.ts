@@ -29,10 +29,37 @@ const UNION_MESSAGE = `function unionMessage(expected: string) {
   }
 }`
 
+/**
+ * The refinement of a free-form value bounded by `x-max-json-bytes` and `x-max-depth`: its
+ * nesting is measured without recursion first (JSON.stringify recurses), then its size as UTF-8
+ * JSON text. The value itself is level 1.
+ */
+const JSON_BOUNDS = `function jsonBounds(maxBytes: number, maxDepth: number) {
+  return (value: unknown, ctx: { addIssue: (issue: { code: 'custom'; message: string }) => void }) => {
+    if (jsonDepth(value) > maxDepth) {
+      ctx.addIssue({ code: 'custom', message: \`Nested more than \${maxDepth} levels deep\` })
+    } else if (Buffer.byteLength(JSON.stringify(value)) > maxBytes) {
+      ctx.addIssue({ code: 'custom', message: \`Longer than \${maxBytes} bytes as JSON text\` })
+    }
+  }
+}
+
+export function jsonDepth(value: unknown): number {
+  let deepest = 0
+  const pending: [unknown, number][] = [[value, 1]]
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    const [current, depth] = item
+    if (current === null || typeof current !== 'object') continue
+    deepest = Math.max(deepest, depth)
+    for (const child of Object.values(current)) pending.push([child, depth + 1])
+  }
+  return deepest
+}`
+
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 export function routesSource(doc: JsonObject): string {
-  const parts = ["import { createRoute, z } from '@hono/zod-openapi'", UNION_MESSAGE]
+  const parts = ["import { createRoute, z } from '@hono/zod-openapi'", UNION_MESSAGE, JSON_BOUNDS]
   parts.push(...componentSchemas(doc))
   const operations: { operationId: string; method: string; path: string }[] = []
   const paths = doc.paths ?? {}

@@ -359,7 +359,20 @@ function object(k: Keywords): string {
   }
 
   if (k.has('anyOf')) expr += atLeastOne(k, properties)
-  return expr
+  return expr + jsonBounds(k)
+}
+
+/**
+ * `x-max-json-bytes` and `x-max-depth` (JSON Schema cannot bound a free-form value's size or
+ * nesting) → a refinement by `jsonBounds`, emitted once at the top of the generated file.
+ */
+function jsonBounds(k: Keywords): string {
+  const bytes = k.number('x-max-json-bytes')
+  const depth = k.number('x-max-depth')
+  if (bytes === undefined && depth === undefined) return ''
+  if (bytes === undefined || depth === undefined)
+    fail(k.pointer, 'x-max-json-bytes and x-max-depth go together')
+  return `.superRefine(jsonBounds(${bytes}, ${depth}))`
 }
 
 /** `anyOf: [{required: [a]}, {required: [b]}]` beside an object's properties → a refinement. */

@@ -20,8 +20,6 @@ export interface ReadMembers {
 
 /** As many as one request of the API takes (`POST /audiences/{id}/members`). */
 export const MAX_MEMBER_LINES = 10_000
-/** The rulings' bound on a member's payload, as JSON text. */
-const MAX_PAYLOAD_BYTES = 16 * 1024
 const SHOWN_LINE = 200
 
 function shown(text: string): string {
@@ -32,10 +30,14 @@ function shown(text: string): string {
 function checked(email: string, payload: Payload): MemberInput | string {
   const member = payload === null ? { email } : { email, payload }
   const result = AudienceMemberInputSchema.safeParse(member)
-  if (!result.success) return `“${email}” is not an email address`
+  if (!result.success) {
+    // The schema bounds the payload too (16 KiB as JSON text).
+    const tooLong = result.error.issues.some((issue) => issue.path[0] === 'payload')
+    return tooLong
+      ? 'its values are longer than 16 KiB together'
+      : `“${shown(email)}” is not an email address`
+  }
   if (unstorableTextIssues(member).length) return 'it contains the NUL character or a broken character'
-  if (payload && Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES)
-    return 'its values are longer than 16 KiB together'
   return member
 }
 

@@ -63,6 +63,29 @@ export function uniqueAddresses(addresses: string[]): string[] {
   })
 }
 
+/**
+ * The batch limits on a body as sent, before any address or email is checked (the rulings'
+ * "Bounds": count limits first): more than MAX_BATCH_SIZE `emails`, or unique `recipients`
+ * (strings compared case-insensitively, anything else counted apart), is BATCH_TOO_LARGE.
+ * Longer than that with duplicates, `recipients` goes on to validation de-duplicated, so that
+ * no more than MAX_BATCH_SIZE addresses are ever checked one by one.
+ */
+export function checkBatchCounts(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return body
+  const { emails, recipients } = body as Record<string, unknown>
+  if (Array.isArray(emails)) checkBatchSize('emails', emails.length)
+  if (!Array.isArray(recipients)) return body
+  const seen = new Set<unknown>()
+  const unique = recipients.filter((item) => {
+    const key = typeof item === 'string' ? item.toLowerCase() : {}
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+  checkBatchSize('recipients', unique.length)
+  return recipients.length > MAX_BATCH_SIZE ? { ...body, recipients: unique } : body
+}
+
 /** 400 BATCH_TOO_LARGE beyond MAX_BATCH_SIZE recipients or emails. */
 export function checkBatchSize(field: 'recipients' | 'emails', count: number): void {
   if (count <= MAX_BATCH_SIZE) return

@@ -9,6 +9,28 @@ function unionMessage(expected: string) {
   }
 }
 
+function jsonBounds(maxBytes: number, maxDepth: number) {
+  return (value: unknown, ctx: { addIssue: (issue: { code: 'custom'; message: string }) => void }) => {
+    if (jsonDepth(value) > maxDepth) {
+      ctx.addIssue({ code: 'custom', message: `Nested more than ${maxDepth} levels deep` })
+    } else if (Buffer.byteLength(JSON.stringify(value)) > maxBytes) {
+      ctx.addIssue({ code: 'custom', message: `Longer than ${maxBytes} bytes as JSON text` })
+    }
+  }
+}
+
+export function jsonDepth(value: unknown): number {
+  let deepest = 0
+  const pending: [unknown, number][] = [[value, 1]]
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    const [current, depth] = item
+    if (current === null || typeof current !== 'object') continue
+    deepest = Math.max(deepest, depth)
+    for (const child of Object.values(current)) pending.push([child, depth + 1])
+  }
+  return deepest
+}
+
 export const TimestampSchema = z
   .string()
   .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
@@ -26,6 +48,17 @@ export const SuccessMessageSchema = z
   .openapi({ description: 'Generic success body of delete operations.' })
   .openapi('SuccessMessage')
 
+export const EmailAddressSchema = z
+  .email()
+  .max(254)
+  .regex(new RegExp('^(?![^@]{65})'))
+  .openapi({
+    description:
+      'An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321; the pattern says "not 65 characters before the first `@`"). A longer one answers the validation body like any other invalid address.',
+    example: 'ada@example.com',
+  })
+  .openapi('EmailAddress')
+
 export const RecipientsSchema = z
   .union(
     [
@@ -35,7 +68,7 @@ export const RecipientsSchema = z
           description: 'One address, or several separated by commas.',
           example: 'ada@example.com, grace@example.com',
         }),
-      z.array(z.email()).openapi({ example: ['ada@example.com', 'grace@example.com'] }),
+      z.array(EmailAddressSchema).openapi({ example: ['ada@example.com', 'grace@example.com'] }),
     ],
     { error: unionMessage('Expected a string or an array') },
   )
@@ -47,36 +80,34 @@ export const RecipientsSchema = z
 
 export const EmailRequestSchema = z
   .object({
-    from: z
-      .email()
-      .optional()
-      .openapi({
-        description:
-          "Address of one of the account's connections (case-insensitive); selects that connection. Omitted: the default connection. A key scoped to a connection overrides the default; with a `from` naming another connection it gives `403 CONNECTION_SCOPE_MISMATCH`.",
-        example: 'billing@acme.example',
-      }),
+    from: EmailAddressSchema.optional(),
     to: RecipientsSchema,
     cc: RecipientsSchema.optional(),
     bcc: RecipientsSchema.optional(),
     subject: z
       .string()
       .min(1)
+      .max(998)
       .openapi({
-        description: 'Subject line, at least 1 character. Placeholders are sent literally.',
+        description: 'Subject line, 1 to 998 characters. Placeholders are sent literally.',
         example: 'Welcome aboard',
       }),
     text_body: z
       .string()
+      .max(524288)
       .optional()
       .openapi({
-        description: 'Plain-text body. At least one of `text_body`, `html_body` is required.',
+        description:
+          'Plain-text body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.',
         example: 'Hello Ada, thanks for signing up.',
       }),
     html_body: z
       .string()
+      .max(524288)
       .optional()
       .openapi({
-        description: 'HTML body. At least one of `text_body`, `html_body` is required.',
+        description:
+          'HTML body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.',
         example: '<p>Hello Ada, thanks for signing up.</p>',
       }),
   })
@@ -181,16 +212,22 @@ export const BatchInlineTemplateSchema = z
     subject: z
       .string()
       .min(1)
-      .openapi({ description: 'Subject line, at least 1 character.', example: 'Our January news' }),
+      .max(998)
+      .openapi({ description: 'Subject line, 1 to 998 characters.', example: 'Our January news' }),
     text_body: z
       .string()
-      .optional()
-      .openapi({ description: 'Plain-text body.', example: 'Hi {{first_name}}, happy new year from Acme.' }),
-    html_body: z
-      .string()
+      .max(524288)
       .optional()
       .openapi({
-        description: 'HTML body (inserted values are HTML-escaped).',
+        description: 'Plain-text body, at most 524288 characters (512 Ki).',
+        example: 'Hi {{first_name}}, happy new year from Acme.',
+      }),
+    html_body: z
+      .string()
+      .max(524288)
+      .optional()
+      .openapi({
+        description: 'HTML body, at most 524288 characters (512 Ki); inserted values are HTML-escaped.',
         example: '<p>Hi {{first_name}}, happy new year from Acme.</p>',
       }),
   })
@@ -210,19 +247,28 @@ export const BatchInlineTemplateSchema = z
 
 export const BatchEmailSchema = z
   .strictObject({
-    to: z.email().openapi({ description: 'One recipient address.', example: 'ada@example.com' }),
+    to: EmailAddressSchema,
     subject: z
       .string()
       .min(1)
-      .openapi({ description: 'Subject line, at least 1 character.', example: 'Your order shipped' }),
+      .max(998)
+      .openapi({ description: 'Subject line, 1 to 998 characters.', example: 'Your order shipped' }),
     text_body: z
       .string()
+      .max(524288)
       .optional()
-      .openapi({ description: 'Plain-text body.', example: 'Order 1001 is on its way.' }),
+      .openapi({
+        description: 'Plain-text body, at most 524288 characters (512 Ki).',
+        example: 'Order 1001 is on its way.',
+      }),
     html_body: z
       .string()
+      .max(524288)
       .optional()
-      .openapi({ description: 'HTML body.', example: '<p>Order 1001 is on its way.</p>' }),
+      .openapi({
+        description: 'HTML body, at most 524288 characters (512 Ki).',
+        example: '<p>Order 1001 is on its way.</p>',
+      }),
   })
   .superRefine((v, ctx) => {
     if (v.text_body === undefined && v.html_body === undefined)
@@ -242,19 +288,13 @@ export const BatchRequestSchema = z
   .object({
     name: z
       .string()
+      .max(255)
       .optional()
       .openapi({
-        description: 'Shown in the dashboard. Default `Batch Send <timestamp>`.',
+        description: 'Shown in the dashboard, at most 255 characters. Default `Batch Send <timestamp>`.',
         example: 'January newsletter',
       }),
-    from: z
-      .email()
-      .optional()
-      .openapi({
-        description:
-          "Address of one of the account's connections. Omitted: the default connection (a scoped key overrides both).",
-        example: 'news@acme.example',
-      }),
+    from: EmailAddressSchema.optional(),
     template: BatchInlineTemplateSchema.optional(),
     template_id: z
       .int()
@@ -265,12 +305,12 @@ export const BatchRequestSchema = z
         example: 12,
       }),
     recipients: z
-      .array(z.email())
+      .array(EmailAddressSchema)
       .min(1)
       .optional()
       .openapi({
         description:
-          'Recipient addresses (not together with `audience_id`). De-duplicated case-insensitively; at most 1000 unique addresses (`400 BATCH_TOO_LARGE`). Every placeholder renders empty.',
+          'Recipient addresses (not together with `audience_id`). De-duplicated case-insensitively; at most 1000 unique addresses (`400 BATCH_TOO_LARGE`, answered before any address is checked). Every placeholder renders empty.',
         example: ['ada@example.com', 'grace@example.com'],
       }),
     audience_id: z
@@ -284,10 +324,11 @@ export const BatchRequestSchema = z
     emails: z
       .array(BatchEmailSchema)
       .min(1)
+      .max(1000)
       .optional()
       .openapi({
         description:
-          'Complete individual emails; replaces content and recipients. At most 1000 items (`400 BATCH_TOO_LARGE`).',
+          'Complete individual emails; replaces content and recipients. At most 1000 items (`400 BATCH_TOO_LARGE`, answered before any item is checked).',
       }),
   })
   .openapi({
@@ -470,18 +511,14 @@ export const AudienceMemberSchema = z
 
 export const AudienceMemberInputSchema = z
   .object({
-    email: z
-      .email()
-      .openapi({
-        description: 'Member address. Already in the audience: skipped and counted in `duplicates`.',
-        example: 'ada@example.com',
-      }),
+    email: EmailAddressSchema,
     payload: z
       .record(z.string(), z.unknown())
+      .superRefine(jsonBounds(16384, 32))
       .optional()
       .openapi({
         description:
-          'Free-form variables for `{{placeholders}}` (names are case-sensitive). Non-string values render as their JSON text.',
+          'Free-form variables for `{{placeholders}}` (names are case-sensitive). Non-string values render as their JSON text. At most 16 KiB as JSON text (UTF-8) and 32 levels deep (the payload itself is level 1); larger or deeper answers the validation body.',
         example: { first_name: 'Ada', plan: 'pro' },
       }),
   })
@@ -587,16 +624,18 @@ export const TemplateCreateRequestSchema = z
       }),
     text_body: z
       .string()
+      .max(524288)
       .optional()
       .openapi({
-        description: 'Plain-text body.',
+        description: 'Plain-text body, at most 524288 characters (512 Ki).',
         example: 'Hi {{first_name}}, your {{plan}} plan renews next week.',
       }),
     html_body: z
       .string()
+      .max(524288)
       .optional()
       .openapi({
-        description: 'HTML body.',
+        description: 'HTML body, at most 524288 characters (512 Ki).',
         example: '<p>Hi {{first_name}}, your {{plan}} plan renews next week.</p>',
       }),
   })
@@ -628,8 +667,16 @@ export const TemplateUpdateRequestSchema = z
         description: '1 to 998 characters.',
         example: 'Reminder: your plan renews soon, {{first_name}}',
       }),
-    text_body: z.string().optional().openapi({ description: 'Plain-text body.' }),
-    html_body: z.string().optional().openapi({ description: 'HTML body.' }),
+    text_body: z
+      .string()
+      .max(524288)
+      .optional()
+      .openapi({ description: 'Plain-text body, at most 524288 characters (512 Ki).' }),
+    html_body: z
+      .string()
+      .max(524288)
+      .optional()
+      .openapi({ description: 'HTML body, at most 524288 characters (512 Ki).' }),
   })
   .openapi({
     description: 'Any of the fields, same limits as on creation; fields left out keep their value.',

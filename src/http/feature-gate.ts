@@ -23,5 +23,5 @@ const GATES = {
  * unknown paths a plain 404.
  */
 export function proOnly<R extends RouteConfig>(feature: Feature, route: R) {
-  return { ...route, middleware: [GATES[feature]] }
+  return { ...route, middleware: [GATES[feature], ...[route.middleware ?? []].flat()] }
 }

@@ -1,5 +1,5 @@
-import { z } from 'zod'
 import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
+import { EmailAddressSchema } from '../generated/routes.ts'
 
 /** The email request as the generated validator lets it through. */
 export interface EmailRequestBody {
@@ -23,16 +23,47 @@ export interface EmailRequest {
   html_body?: string
 }
 
-export const MAX_RECIPIENTS_PER_SEND = 10
+const MAX_RECIPIENTS_PER_SEND = 10
 
-const address = z.email()
 const FIELDS = ['to', 'cc', 'bcc'] as const
+/** An address quoted back in a message is cut to the longest a valid one can be. */
+const QUOTED_ADDRESS = 254
+
+/**
+ * The recipients of a body as sent, before any address is checked (the rulings' "Bounds": count
+ * limits first): more than MAX_RECIPIENTS_PER_SEND across `to`, `cc` and `bcc` is
+ * TOO_MANY_RECIPIENTS. The string form counts its comma-separated parts without splitting them;
+ * fields of another type are left to validation. Returns the body unchanged.
+ */
+export function checkRecipientCount(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return body
+  const fields = body as Record<string, unknown>
+  let total = 0
+  for (const field of FIELDS) total += countOf(fields[field])
+  const maxRecipients = MAX_RECIPIENTS_PER_SEND
+  if (total > maxRecipients) {
+    throw new AppError(
+      'TOO_MANY_RECIPIENTS',
+      `A request may have at most ${maxRecipients} recipients across to, cc and bcc; this one has ${total}`,
+      { details: { limit: maxRecipients, used: total } },
+    )
+  }
+  return body
+}
+
+function countOf(value: unknown): number {
+  if (Array.isArray(value)) return value.length
+  if (typeof value !== 'string' || value.trim() === '') return 0
+  let commas = 0
+  for (let at = value.indexOf(','); at !== -1; at = value.indexOf(',', at + 1)) commas++
+  return commas + 1
+}
 
 /**
  * Splits the comma-separated string form of `to`, `cc` and `bcc` and checks every address, with
- * the validation body for a bad one; then applies the per-request recipient limit, if any.
+ * the validation body for a bad one (counted beforehand by checkRecipientCount).
  */
-export function normalizeEmailRequest(body: EmailRequestBody, maxRecipients?: number): EmailRequest {
+export function normalizeEmailRequest(body: EmailRequestBody): EmailRequest {
   const issues: ValidationIssue[] = []
   const lists = Object.fromEntries(
     FIELDS.map((field) => [field, recipientsOf(field, body[field], issues)]),
@@ -41,14 +72,6 @@ export function normalizeEmailRequest(body: EmailRequestBody, maxRecipients?: nu
     issues.push({ path: ['to'], message: 'At least one recipient is required', code: 'too_small' })
   }
   if (issues.length) throw invalidInput(issues)
-  const total = lists.to.length + lists.cc.length + lists.bcc.length
-  if (maxRecipients !== undefined && total > maxRecipients) {
-    throw new AppError(
-      'TOO_MANY_RECIPIENTS',
-      `A request may have at most ${maxRecipients} recipients across to, cc and bcc; this one has ${total}`,
-      { details: { limit: maxRecipients, used: total } },
-    )
-  }
   return {
     ...(body.from === undefined ? {} : { from: body.from }),
     ...lists,
@@ -69,11 +92,13 @@ function recipientsOf(
   const addresses = fromString ? value.split(',').map((part) => part.replace(/^[ \t]+|[ \t]+$/g, '')) : value
   if (fromString && addresses.length === 1 && addresses[0] === '') return []
   addresses.forEach((candidate, index) => {
-    if (!address.safeParse(candidate).success) {
+    if (!EmailAddressSchema.safeParse(candidate).success) {
       issues.push({
         path: fromString ? [field] : [field, index],
         message:
-          candidate === '' ? 'Empty address in the recipient list' : `Invalid email address: ${candidate}`,
+          candidate === ''
+            ? 'Empty address in the recipient list'
+            : `Invalid email address: ${candidate.slice(0, QUOTED_ADDRESS)}`,
         code: 'invalid_format',
       })
     }

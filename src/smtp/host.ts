@@ -1,5 +1,6 @@
 import dns from 'node:dns/promises'
 import net from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /** The SMTP host cannot be used: it does not resolve, or it points inside the network. */
 export class SmtpHostError extends Error {
@@ -15,40 +16,43 @@ export interface ResolvedSmtpHost {
 
 const LOOKUP_TIMEOUT_MS = 10_000
 
-const PRIVATE_V4: Array<[string, number]> = [
-  ['0.0.0.0', 8], // "this network", includes the unspecified address
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // CGNAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved and broadcast
-]
+/**
+ * IPv6 ranges of ipaddr.js's table that carry an IPv4 address, and where (first byte of the four):
+ * such an address reaches that IPv4 address through a translator or tunnel, so it is judged as
+ * that address. The local-use NAT64 prefix (64:ff9b:1::/48) is not here: where inside it the IPv4
+ * address sits is the local network's choice, and it is local by definition.
+ */
+const EMBEDDED_V4_AT: Record<string, number> = { ipv4Mapped: 12, rfc6145: 12, '6to4': 2 }
+const WELL_KNOWN_NAT64 = ipaddr.parseCIDR('64:ff9b::/96')
+/**
+ * The deprecated IPv4-compatible form (::a.b.c.d): ipaddr.js files its hex spelling under
+ * unicast and reads its dotted one as IPv4-mapped, so it is refused by its text and its range.
+ */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96')
+const DOTTED_IPV4_COMPATIBLE = /^::(?!ffff:)[^:]*\./i
 
-const PRIVATE_V6: Array<[string, number]> = [
-  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible form
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // deprecated site-local, still routed inside some networks
-  ['ff00::', 8], // multicast
-]
-
-const blocked = new net.BlockList()
-for (const [address, prefix] of PRIVATE_V4) {
-  blocked.addSubnet(address, prefix, 'ipv4')
-  // Node already matches IPv4-mapped addresses against IPv4 rules, but that is not documented;
-  // the NAT64 prefix reaches the same IPv4 ranges through a translator.
-  blocked.addSubnet(`::ffff:${address}`, 96 + prefix, 'ipv6')
-  blocked.addSubnet(`64:ff9b::${address}`, 96 + prefix, 'ipv6')
-}
-for (const [address, prefix] of PRIVATE_V6) blocked.addSubnet(address, prefix, 'ipv6')
-
+/**
+ * Whether an address lies outside the public internet, by ipaddr.js's table of special ranges
+ * (loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved, Teredo,
+ * ...): only plain unicast is public, and an IPv6 address that embeds an IPv4 one is as public as
+ * the IPv4 address it leads to.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const family = net.isIP(address)
-  if (family === 0) throw new SmtpHostError(`${address} is not an IP address`)
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  if (!ipaddr.isValid(address) || net.isIP(address) === 0)
+    throw new SmtpHostError(`${address} is not an IP address`)
+  const parsed = ipaddr.parse(address)
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast'
+  const v6 = parsed as ipaddr.IPv6
+  if (DOTTED_IPV4_COMPATIBLE.test(address) || v6.match(IPV4_COMPATIBLE)) return true
+  const embedded = embeddedIpv4(v6)
+  if (embedded) return isPrivateAddress(embedded.toString())
+  return v6.range() !== 'unicast'
+}
+
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const bytes = address.toByteArray()
+  const at = address.match(WELL_KNOWN_NAT64) ? 12 : EMBEDDED_V4_AT[address.range()]
+  return at === undefined ? undefined : new ipaddr.IPv4(bytes.slice(at, at + 4))
 }
 
 /**

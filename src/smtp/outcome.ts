@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url'
-import { isAuthFailure, isQuotaReply, responseCodeOf, smtpReason } from './transport.ts'
+import { isAuthFailure, isLineTooLong, isQuotaReply, responseCodeOf, smtpReason } from './transport.ts'
 
 /**
  * What one SMTP attempt did, recipient by recipient, and whether its failure speaks for the
@@ -79,23 +79,28 @@ export function outcomeOfError(recipients: string[], error: unknown): AttemptOut
     }
     return withPushback(outcome, fieldOf(error, 'rejectedErrors'))
   }
-  if (
-    code === 421 ||
-    isQuotaReply(code, reason) ||
-    (code < 500 && (stage === 'MAIL FROM' || stage === 'DATA'))
-  ) {
+  if (isLineTooLong(reason)) return { recipients: all('refused', reason) }
+  if (speaksForConnection(code, reason) || (code < 500 && (stage === 'MAIL FROM' || stage === 'DATA'))) {
     return { recipients: all('deferred', reason), pushback: reason }
   }
   // The sender or the message itself refused: every recipient alike.
   return { recipients: all(code < 500 ? 'deferred' : 'refused', reason) }
 }
 
-/** A refusal at RCPT that speaks for the connection (421, a quota reply) makes the attempt push-back. */
+/**
+ * 421 or a quota reply: the provider asks the whole connection to back off. Not a refused
+ * over-long line, which speaks of this message alone (an SMTP server may close with 421 on it).
+ */
+function speaksForConnection(code: number, reply: string): boolean {
+  return !isLineTooLong(reply) && (code === 421 || isQuotaReply(code, reply))
+}
+
+/** A refusal at RCPT that speaks for the connection makes the attempt push-back. */
 function withPushback(outcome: AttemptOutcome, rejectedErrors: unknown): AttemptOutcome {
   const errors = Array.isArray(rejectedErrors) ? rejectedErrors : []
   const connectionWide = errors.find((e) => {
     const code = responseCodeOf(e)
-    return code !== undefined && (code === 421 || isQuotaReply(code, smtpReason(e)))
+    return code !== undefined && speaksForConnection(code, smtpReason(e))
   })
   return connectionWide === undefined ? outcome : { ...outcome, pushback: smtpReason(connectionWide) }
 }
@@ -113,7 +118,7 @@ function refusalsByAddress(rejectedErrors: unknown): Map<string, RecipientOutcom
 function refusalOf(address: string, error: unknown): RecipientOutcome {
   const code = responseCodeOf(error)
   const reply = smtpReason(error)
-  const permanent = code !== undefined && code >= 500 && !isQuotaReply(code, reply)
+  const permanent = isLineTooLong(reply) || (code !== undefined && code >= 500 && !isQuotaReply(code, reply))
   return { address, status: permanent ? 'refused' : 'deferred', reply }
 }
 

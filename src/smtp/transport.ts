@@ -161,7 +161,17 @@ export function isQuotaReply(code: number, response: string): boolean {
   return code >= 400 && (enhancedCodeOf(response) === '5.4.5' || QUOTA_TEXT.test(response))
 }
 
+/**
+ * A server's refusal of one over-long command line (smtp-server's `421 Error: Command line too
+ * long`, `500 5.5.2 Line too long`): it speaks of what this message put in the line (an address,
+ * say), not of the connection, whatever its code, and sending it again changes nothing.
+ */
+export function isLineTooLong(response: string): boolean {
+  return /\bline too long\b|\btoo long line\b|\bcommand too long\b/i.test(response)
+}
+
 function isPushbackReply(code: number, response: string): boolean {
+  if (isLineTooLong(response)) return false
   if (PUSHBACK_CODES.has(code) || isQuotaReply(code, response)) return true
   const enhanced = enhancedCodeOf(response) ?? ''
   return code >= 400 && code < 500 && (enhanced.startsWith('4.7.') || /too many/i.test(response))
@@ -215,7 +225,7 @@ export function classifySmtpError(error: unknown): SmtpErrorClass {
 export function isPermanentRefusal(error: unknown): boolean {
   if (classifySmtpError(error) !== 'rejected' || isAuthFailure(error)) return false
   const code = responseCodeOf(error)
-  return !(code !== undefined && code < 500)
+  return !(code !== undefined && code < 500) || isLineTooLong(responseOf(error) ?? '')
 }
 
 const MAX_REASON = 500

@@ -24,9 +24,34 @@ const REFUSED = [
   '::ffff:10.0.0.1',
   '::ffff:a9fe:a9fe', // 169.254.169.254, hex form
   '64:ff9b::192.168.0.1',
+  // Issue 12, finding 9: IPv6 forms that lead to private IPv4 addresses.
+  '64:ff9b:1::a00:1', // local-use NAT64 (RFC 8215)
+  '::ffff:0:a00:1', // SIIT (RFC 6145) to 10.0.0.1
+  '::ffff:0:7f00:1', // SIIT to 127.0.0.1
+  '2002:7f00:1::1', // 6to4 of 127.0.0.1
+  '2002:a00:1::1', // 6to4 of 10.0.0.1
+  '2002:c0a8:101::1', // 6to4 of 192.168.1.1
+  '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254, hex form
+  '::10.0.0.1', // deprecated IPv4-compatible form
+  '::8.8.8.8',
+  '::a00:1',
+  '2001::1', // Teredo
+  '2001:db8::1', // documentation
+  '192.0.2.1', // TEST-NET-1
+  '198.18.0.1', // benchmarking
 ]
 
-const PUBLIC = ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:2800:220:1:248:1893:25c8:1946']
+const PUBLIC = [
+  '93.184.216.34',
+  '8.8.8.8',
+  '172.32.0.1',
+  '100.128.0.1',
+  '2606:2800:220:1:248:1893:25c8:1946',
+  // An IPv6 form of a public IPv4 address is as public as it (an IPv6-only host behind DNS64).
+  '64:ff9b::808:808',
+  '::ffff:8.8.8.8',
+  '2002:808:808::1',
+]
 
 describe('resolveSmtpHost', () => {
   it.each(REFUSED)('refuses %s', async (address) => {

@@ -2,6 +2,7 @@ import tls from 'node:tls'
 import nodemailer from 'nodemailer'
 import { afterAll, describe, expect, inject, it } from 'vitest'
 import { SmtpHostError } from '../../src/smtp/host.ts'
+import { outcomeOfError } from '../../src/smtp/outcome.ts'
 import {
   classifySmtpError,
   isAuthFailure,
@@ -242,6 +243,30 @@ describe('classifySmtpError on real replies', () => {
     const atConnect = await failure(send(s.login))
     expect(classifySmtpError(atConnect)).toBe('pushback')
     expect(smtpReason(atConnect)).toMatch(/^421 /)
+  })
+
+  it('a command line too long for the server refuses this message, it is not push-back (issue 12, finding 6)', async () => {
+    const s = await sink({ port: 2525 })
+    const to = `${'a'.repeat(20_000)}@example.com`
+    const error = await failure(send(s.login, undefined, to))
+    expect(smtpReason(error)).toMatch(/^421 .*line too long/i)
+    expect(classifySmtpError(error)).toBe('rejected')
+    const outcome = outcomeOfError([to], error)
+    expect(outcome.pushback).toBeUndefined()
+    expect(outcome.unreachable).toBeUndefined()
+    expect(outcome.recipients).toEqual([
+      { address: to, status: 'refused', reply: expect.stringMatching(/line too long/i) },
+    ])
+    for (const response of ['421 Error: Command line too long', '500 5.5.2 Line too long']) {
+      const literal = Object.assign(new Error(response), {
+        code: 'EENVELOPE',
+        response,
+        responseCode: Number(response.slice(0, 3)),
+        command: 'RCPT TO',
+      })
+      expect(classifySmtpError(literal)).toBe('rejected')
+      expect(outcomeOfError(['x@example.com'], literal).pushback).toBeUndefined()
+    }
   })
 
   it('waits for a slow DATA reply', async () => {

@@ -164,3 +164,26 @@ describe('LOG_FORMAT=pretty', () => {
     expect(() => JSON.parse(text)).toThrow()
   })
 })
+
+describe('database errors in the logs (issue 12, finding 8)', () => {
+  it('keep their code and routine but never the text they quote (PostgreSQL detail, where, the value)', async () => {
+    const secret = 'Subject of the secret plan 0452'
+    let failure: unknown
+    try {
+      // Sent as text: a jsonb parameter would be serialized as a JSON string, which parses.
+      await app.services.sql`select (${`{"subject": "${secret}", oops}`}::text)::jsonb`
+    } catch (error) {
+      failure = error
+    }
+    // The error as PostgreSQL gives it quotes the payload, so the test can fail.
+    expect(JSON.stringify({ ...(failure as object) })).toContain(secret)
+    const from = logs.lines.length
+    logs.log.error({ err: failure }, 'unexpected failure')
+    const [line] = since(from)
+    expect(line).toMatchObject({
+      err: { code: '22P02', routine: expect.any(String), message: expect.any(String) },
+    })
+    expect(JSON.stringify(line)).not.toContain('secret plan')
+    expect(JSON.stringify(line)).not.toContain('0452')
+  })
+})

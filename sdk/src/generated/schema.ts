@@ -360,45 +360,50 @@ export interface components {
        */
       message: string
     }
+    /**
+     * Format: email
+     * @description An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321; the pattern says "not 65 characters before the first `@`"). A longer one answers the validation body like any other invalid address.
+     * @example ada@example.com
+     */
+    EmailAddress: string
     /** @description One address as a string, a comma-separated string of addresses, or an array of address strings. Every address must be a valid email (the string form is split on commas and checked by the server; an invalid address gives the validation body). On `POST /send` at most 10 recipients in total across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`). */
-    Recipients: string | string[]
+    Recipients: string | components['schemas']['EmailAddress'][]
     /** @description One email for `POST /send` or `POST /enqueue`. At least one of `text_body` and `html_body` is required (sending both is recommended). Unknown fields are ignored. */
     EmailRequest: {
       /**
-       * Format: email
        * @description Address of one of the account's connections (case-insensitive); selects that connection. Omitted: the default connection. A key scoped to a connection overrides the default; with a `from` naming another connection it gives `403 CONNECTION_SCOPE_MISMATCH`.
        * @example billing@acme.example
        */
-      from?: string
+      from?: components['schemas']['EmailAddress']
       to: components['schemas']['Recipients']
       cc?: components['schemas']['Recipients']
       bcc?: components['schemas']['Recipients']
       /**
-       * @description Subject line, at least 1 character. Placeholders are sent literally.
+       * @description Subject line, 1 to 998 characters. Placeholders are sent literally.
        * @example Welcome aboard
        */
       subject: string
       /**
-       * @description Plain-text body. At least one of `text_body`, `html_body` is required.
+       * @description Plain-text body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.
        * @example Hello Ada, thanks for signing up.
        */
       text_body?: string
       /**
-       * @description HTML body. At least one of `text_body`, `html_body` is required.
+       * @description HTML body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.
        * @example <p>Hello Ada, thanks for signing up.</p>
        */
       html_body?: string
     } & (
       | {
           /**
-           * @description Plain-text body. At least one of `text_body`, `html_body` is required.
+           * @description Plain-text body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.
            * @example Hello Ada, thanks for signing up.
            */
           text_body: string
         }
       | {
           /**
-           * @description HTML body. At least one of `text_body`, `html_body` is required.
+           * @description HTML body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.
            * @example <p>Hello Ada, thanks for signing up.</p>
            */
           html_body: string
@@ -485,31 +490,31 @@ export interface components {
     /** @description Inline content of a batch. At least one of `text_body` and `html_body` is required. `{{placeholders}}` are filled from audience members' payloads (empty otherwise). */
     BatchInlineTemplate: {
       /**
-       * @description Subject line, at least 1 character.
+       * @description Subject line, 1 to 998 characters.
        * @example Our January news
        */
       subject: string
       /**
-       * @description Plain-text body.
+       * @description Plain-text body, at most 524288 characters (512 Ki).
        * @example Hi {{first_name}}, happy new year from Acme.
        */
       text_body?: string
       /**
-       * @description HTML body (inserted values are HTML-escaped).
+       * @description HTML body, at most 524288 characters (512 Ki); inserted values are HTML-escaped.
        * @example <p>Hi {{first_name}}, happy new year from Acme.</p>
        */
       html_body?: string
     } & (
       | {
           /**
-           * @description Plain-text body.
+           * @description Plain-text body, at most 524288 characters (512 Ki).
            * @example Hi {{first_name}}, happy new year from Acme.
            */
           text_body: string
         }
       | {
           /**
-           * @description HTML body (inserted values are HTML-escaped).
+           * @description HTML body, at most 524288 characters (512 Ki); inserted values are HTML-escaped.
            * @example <p>Hi {{first_name}}, happy new year from Acme.</p>
            */
           html_body: string
@@ -518,37 +523,36 @@ export interface components {
     /** @description One complete email of an `emails` batch. No other properties are allowed (so `cc` and `bcc` are rejected). At least one of `text_body` and `html_body` is required. */
     BatchEmail: {
       /**
-       * Format: email
        * @description One recipient address.
        * @example ada@example.com
        */
-      to: string
+      to: components['schemas']['EmailAddress']
       /**
-       * @description Subject line, at least 1 character.
+       * @description Subject line, 1 to 998 characters.
        * @example Your order shipped
        */
       subject: string
       /**
-       * @description Plain-text body.
+       * @description Plain-text body, at most 524288 characters (512 Ki).
        * @example Order 1001 is on its way.
        */
       text_body?: string
       /**
-       * @description HTML body.
+       * @description HTML body, at most 524288 characters (512 Ki).
        * @example <p>Order 1001 is on its way.</p>
        */
       html_body?: string
     } & (
       | {
           /**
-           * @description Plain-text body.
+           * @description Plain-text body, at most 524288 characters (512 Ki).
            * @example Order 1001 is on its way.
            */
           text_body: string
         }
       | {
           /**
-           * @description HTML body.
+           * @description HTML body, at most 524288 characters (512 Ki).
            * @example <p>Order 1001 is on its way.</p>
            */
           html_body: string
@@ -566,16 +570,15 @@ export interface components {
      */
     BatchRequest: {
       /**
-       * @description Shown in the dashboard. Default `Batch Send <timestamp>`.
+       * @description Shown in the dashboard, at most 255 characters. Default `Batch Send <timestamp>`.
        * @example January newsletter
        */
       name?: string
       /**
-       * Format: email
        * @description Address of one of the account's connections. Omitted: the default connection (a scoped key overrides both).
        * @example news@acme.example
        */
-      from?: string
+      from?: components['schemas']['EmailAddress']
       template?: components['schemas']['BatchInlineTemplate']
       /**
        * @description ID of a saved template (not together with `template`). Unknown or another account's: `404 RESOURCE_NOT_FOUND`.
@@ -583,19 +586,19 @@ export interface components {
        */
       template_id?: number
       /**
-       * @description Recipient addresses (not together with `audience_id`). De-duplicated case-insensitively; at most 1000 unique addresses (`400 BATCH_TOO_LARGE`). Every placeholder renders empty.
+       * @description Recipient addresses (not together with `audience_id`). De-duplicated case-insensitively; at most 1000 unique addresses (`400 BATCH_TOO_LARGE`, answered before any address is checked). Every placeholder renders empty.
        * @example [
        *       "ada@example.com",
        *       "grace@example.com"
        *     ]
        */
-      recipients?: string[]
+      recipients?: components['schemas']['EmailAddress'][]
       /**
        * @description ID of a saved audience (not together with `recipients`). Members' `payload` fills the placeholders. Unknown or another account's: `400 {"error": "Invalid audience"}`; empty: `400 {"error": "Audience has no members"}`.
        * @example 7
        */
       audience_id?: number
-      /** @description Complete individual emails; replaces content and recipients. At most 1000 items (`400 BATCH_TOO_LARGE`). */
+      /** @description Complete individual emails; replaces content and recipients. At most 1000 items (`400 BATCH_TOO_LARGE`, answered before any item is checked). */
       emails?: components['schemas']['BatchEmail'][]
     }
     /** @description The batch was created and started. */
@@ -776,13 +779,12 @@ export interface components {
     /** @description One member to add. */
     AudienceMemberInput: {
       /**
-       * Format: email
        * @description Member address. Already in the audience: skipped and counted in `duplicates`.
        * @example ada@example.com
        */
-      email: string
+      email: components['schemas']['EmailAddress']
       /**
-       * @description Free-form variables for `{{placeholders}}` (names are case-sensitive). Non-string values render as their JSON text.
+       * @description Free-form variables for `{{placeholders}}` (names are case-sensitive). Non-string values render as their JSON text. At most 16 KiB as JSON text (UTF-8) and 32 levels deep (the payload itself is level 1); larger or deeper answers the validation body.
        * @example {
        *       "first_name": "Ada",
        *       "plan": "pro"
@@ -887,26 +889,26 @@ export interface components {
        */
       subject: string
       /**
-       * @description Plain-text body.
+       * @description Plain-text body, at most 524288 characters (512 Ki).
        * @example Hi {{first_name}}, your {{plan}} plan renews next week.
        */
       text_body?: string
       /**
-       * @description HTML body.
+       * @description HTML body, at most 524288 characters (512 Ki).
        * @example <p>Hi {{first_name}}, your {{plan}} plan renews next week.</p>
        */
       html_body?: string
     } & (
       | {
           /**
-           * @description Plain-text body.
+           * @description Plain-text body, at most 524288 characters (512 Ki).
            * @example Hi {{first_name}}, your {{plan}} plan renews next week.
            */
           text_body: string
         }
       | {
           /**
-           * @description HTML body.
+           * @description HTML body, at most 524288 characters (512 Ki).
            * @example <p>Hi {{first_name}}, your {{plan}} plan renews next week.</p>
            */
           html_body: string
@@ -924,9 +926,9 @@ export interface components {
        * @example Reminder: your plan renews soon, {{first_name}}
        */
       subject?: string
-      /** @description Plain-text body. */
+      /** @description Plain-text body, at most 524288 characters (512 Ki). */
       text_body?: string
-      /** @description HTML body. */
+      /** @description HTML body, at most 524288 characters (512 Ki). */
       html_body?: string
     }
     TemplateResponse: {

@@ -2,9 +2,10 @@ import { addMembers } from '../../audiences/audiences.ts'
 import { addAudienceMembersRoute } from '../../generated/routes.ts'
 import type { Api } from '../env.ts'
 import { proOnly } from '../feature-gate.ts'
+import { boundedBody } from '../json-body.ts'
 
 export function registerAddAudienceMembers(api: Api) {
-  api.openapi(proOnly('audiences', addAudienceMembersRoute), async (c) => {
+  api.openapi(proOnly('audiences', boundedBody(addAudienceMembersRoute)), async (c) => {
     const { inserted, duplicates } = await addMembers(
       c.get('services').sql,
       c.get('caller').accountId,

@@ -2,9 +2,10 @@ import { createAudience } from '../../audiences/audiences.ts'
 import { createAudienceRoute } from '../../generated/routes.ts'
 import type { Api } from '../env.ts'
 import { proOnly } from '../feature-gate.ts'
+import { boundedBody } from '../json-body.ts'
 
 export function registerCreateAudience(api: Api) {
-  api.openapi(proOnly('audiences', createAudienceRoute), async (c) => {
+  api.openapi(proOnly('audiences', boundedBody(createAudienceRoute)), async (c) => {
     const audience = await createAudience(
       c.get('services').sql,
       c.get('caller').accountId,

@@ -2,9 +2,10 @@ import { updateAudience } from '../../audiences/audiences.ts'
 import { updateAudienceRoute } from '../../generated/routes.ts'
 import type { Api } from '../env.ts'
 import { proOnly } from '../feature-gate.ts'
+import { boundedBody } from '../json-body.ts'
 
 export function registerUpdateAudience(api: Api) {
-  api.openapi(proOnly('audiences', updateAudienceRoute), async (c) => {
+  api.openapi(proOnly('audiences', boundedBody(updateAudienceRoute)), async (c) => {
     const audience = await updateAudience(
       c.get('services').sql,
       c.get('caller').accountId,

@@ -1,10 +1,12 @@
+import { checkBatchCounts } from '../../batches/batch-request.ts'
 import { createBatch } from '../../batches/batches.ts'
 import { createBatchRoute } from '../../generated/routes.ts'
 import type { Api } from '../env.ts'
 import { proOnly } from '../feature-gate.ts'
+import { boundedBody } from '../json-body.ts'
 
 export function registerCreateBatch(api: Api) {
-  api.openapi(proOnly('batches', createBatchRoute), async (c) => {
+  api.openapi(proOnly('batches', boundedBody(createBatchRoute, checkBatchCounts)), async (c) => {
     const created = await createBatch(c.get('services').sql, c.get('caller'), c.req.valid('json'))
     return c.json(created, 200)
   })

@@ -1,12 +1,13 @@
 import { enqueueEmailRoute } from '../../generated/routes.ts'
-import { MAX_RECIPIENTS_PER_SEND, normalizeEmailRequest } from '../../sending/email-request.ts'
+import { checkRecipientCount, normalizeEmailRequest } from '../../sending/email-request.ts'
 import { enqueue } from '../../sending/enqueue.ts'
 import type { Api } from '../env.ts'
 import { proOnly } from '../feature-gate.ts'
+import { boundedBody } from '../json-body.ts'
 
 export function registerEnqueueEmail(api: Api) {
-  api.openapi(proOnly('asyncSending', enqueueEmailRoute), async (c) => {
-    const request = normalizeEmailRequest(c.req.valid('json'), MAX_RECIPIENTS_PER_SEND)
+  api.openapi(proOnly('asyncSending', boundedBody(enqueueEmailRoute, checkRecipientCount)), async (c) => {
+    const request = normalizeEmailRequest(c.req.valid('json'))
     const result = await enqueue(c.get('services').sql, c.get('caller'), request)
     return c.json(result, 200)
   })
