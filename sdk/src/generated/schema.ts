@@ -18,7 +18,8 @@ export interface paths {
      *     - At most **10 recipients** in total across `to`, `cc` and `bcc`
      *       (`400 TOO_MANY_RECIPIENTS`).
      *     - Placeholders such as `{{name}}` are sent literally.
-     *     - Order of checks: authentication → body validation → `TOO_MANY_RECIPIENTS` →
+     *     - Order of checks: authentication → `TOO_MANY_RECIPIENTS` (counted on the body as sent,
+     *       before any address is checked: the rulings' "Bounds") → body validation →
      *       idempotency → connection selection → plan daily limit (`DAILY_LIMIT_REACHED`) →
      *       connection quota (`QUOTA_EXCEEDED`) → pacing (`RATE_LIMITED`) → SMTP.
      *     - Connection selection: a scoped key wins, then `from`, then the default connection.
