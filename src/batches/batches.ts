@@ -124,7 +124,11 @@ async function recipientsOf(
   const members = await audienceMembersForBatch(sql, accountId, audienceId)
   return members.map((member) => {
     const url = unsubscribeUrl(links, { audienceId, memberId: member.id })
-    return { to: member.email, content: render({ ...member.payload, unsubscribe_url: url }), unsubscribeUrl: url }
+    return {
+      to: member.email,
+      content: render({ ...member.payload, unsubscribe_url: url }),
+      unsubscribeUrl: url,
+    }
   })
 }
 

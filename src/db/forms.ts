@@ -29,7 +29,12 @@ const COLUMNS = (db: Db) => db`
   f.id, f.account_id, f.public_id, f.name, f.connection_id, f.redirect_url, f.allowed_origins, f.submissions,
   api_timestamp(f.created_at) as created_at, api_timestamp(f.updated_at) as updated_at`
 
-export async function insertForm(db: Db, accountId: number, publicId: string, form: FormInput): Promise<FormRow> {
+export async function insertForm(
+  db: Db,
+  accountId: number,
+  publicId: string,
+  form: FormInput,
+): Promise<FormRow> {
   const [row] = await db<FormRow[]>`
     insert into forms as f (account_id, public_id, name, connection_id, redirect_url, allowed_origins)
     values (${accountId}, ${publicId}, ${form.name}, ${form.connectionId}, ${form.redirectUrl},

@@ -5,10 +5,14 @@ import type { Db } from './sql.ts'
  * client address at one page or form) in a window that opens with the first one.
  */
 
-/** Counts one submission of `subject`; returns how many it now has in its window. */
-export async function countPublicSubmission(db: Db, subject: string, windowMinutes: number): Promise<number> {
+/** Counts one submission of `subject`; returns how many it now has in its window, and when that ends. */
+export async function countPublicSubmission(
+  db: Db,
+  subject: string,
+  windowMinutes: number,
+): Promise<{ submissions: number; endsInMs: number }> {
   const ended = db`now() - make_interval(mins => ${windowMinutes})`
-  const [row] = await db<{ submissions: number }[]>`
+  const [row] = await db<{ submissions: number; ends_in_ms: number }[]>`
     with dropped as (
       delete from public_submissions where window_start <= ${ended} and subject <> ${subject}
     )
@@ -16,6 +20,8 @@ export async function countPublicSubmission(db: Db, subject: string, windowMinut
     on conflict (subject) do update set
       submissions = case when s.window_start <= ${ended} then 1 else s.submissions + 1 end,
       window_start = case when s.window_start <= ${ended} then now() else s.window_start end
-    returning submissions`
-  return row?.submissions ?? 0
+    returning submissions,
+      ceil(extract(epoch from window_start + make_interval(mins => ${windowMinutes}) - now()) * 1000)::float8
+        as ends_in_ms`
+  return { submissions: row?.submissions ?? 0, endsInMs: row?.ends_in_ms ?? 0 }
 }

@@ -32,7 +32,11 @@ const COLUMNS = (db: Db) => db`
   api_timestamp(p.created_at) as created_at, api_timestamp(p.updated_at) as updated_at`
 
 /** Creates or replaces the audience's page (its count and `enabled` are kept on a change). */
-export async function upsertSignupPage(db: Db, audienceId: number, page: SignupPageInput): Promise<SignupPageRow> {
+export async function upsertSignupPage(
+  db: Db,
+  audienceId: number,
+  page: SignupPageInput,
+): Promise<SignupPageRow> {
   const [row] = await db<SignupPageRow[]>`
     insert into signup_pages as p (audience_id, slug, title, description, connection_id, double_opt_in)
     values (${audienceId}, ${page.slug}, ${page.title}, ${page.description}, ${page.connectionId},
@@ -52,7 +56,9 @@ export async function slugTaken(db: Db, slug: string, audienceId: number): Promi
 }
 
 export async function signupPageOf(db: Db, audienceId: number): Promise<SignupPageRow | undefined> {
-  const [row] = await db<SignupPageRow[]>`select ${COLUMNS(db)} from signup_pages p where audience_id = ${audienceId}`
+  const [row] = await db<
+    SignupPageRow[]
+  >`select ${COLUMNS(db)} from signup_pages p where audience_id = ${audienceId}`
   return row
 }
 

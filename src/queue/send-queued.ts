@@ -1,3 +1,4 @@
+import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import {
@@ -11,7 +12,6 @@ import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import { attemptLine, deliver, type SendContext } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
