@@ -180,7 +180,7 @@ export async function subscribe(sql: Sql, publicUrl: string, request: Subscripti
   const page = await publicSignupPage(sql, request.slug)
   if (request.honeypot) return
   const email = request.email.trim()
-  if (!address.safeParse(email).success || email.length > 254 || email.split('@')[0]!.length > 64) {
+  if (!address.safeParse(email).success || email.length > 254 || email.indexOf('@') > 64) {
     throw invalidInput([{ path: ['email'], message: 'Enter a valid email address', code: 'invalid_format' }])
   }
   await countSubmission(sql, `signup:${page.slug}`, request.client, SIGNUPS_PER_HOUR)
