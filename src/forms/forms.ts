@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { selectAccount } from '../db/accounts.ts'
 import { ownsConnection } from '../db/connections.ts'
 import {
   deleteFormRow,
@@ -104,6 +105,9 @@ export async function createForm(
   settings: FormSettings,
   publicUrl: string,
 ): Promise<Form> {
+  if (!isStorableId(accountId) || !(await selectAccount(db, accountId))) {
+    throw new AppError('ACCOUNT_NOT_FOUND', `No account with id ${accountId}`)
+  }
   const input = await checked(db, accountId, settings)
   // 128 bits: the address of a form tells nothing and cannot be guessed.
   const row = await insertForm(db, accountId, randomBytes(16).toString('base64url'), input)

@@ -157,7 +157,7 @@ export async function enableSignupPage(
 /** The page at `slug`, when the public may use it: enabled, and its account on Pro. */
 export async function publicSignupPage(db: Db, slug: string): Promise<PublicSignupPageRow> {
   const page = SLUG.test(slug) ? await signupPageBySlug(db, slug) : undefined
-  if (!page || !page.enabled || page.plan !== 'pro') {
+  if (!page?.enabled || page.plan !== 'pro') {
     throw new AppError('SIGNUP_PAGE_NOT_FOUND', 'There is no sign-up page at this address')
   }
   return page
