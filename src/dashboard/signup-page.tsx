@@ -66,12 +66,7 @@ export function SignupPageSection(props: {
           </label>
           <ConnectionChoice connections={props.connections} selected={page?.connection_id ?? null} />
           <label>
-            <input
-              type="checkbox"
-              name="double_opt_in"
-              role="switch"
-              checked={page?.double_opt_in ?? false}
-            />
+            <input type="checkbox" name="double_opt_in" checked={page?.double_opt_in ?? false} />
             Double opt-in: people confirm from a link in an email before they join
           </label>
           <button type="submit">{page ? 'Save the page' : 'Create the page'}</button>
