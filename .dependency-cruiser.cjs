@@ -4,7 +4,8 @@
  *   entry points   src/http, src/cli, src/worker, src/dashboard, src/hosted, src/open-services.ts,
  *                  src/web.ts (the API and the dashboard served together)
  *        ↓
- *   domain         src/accounts, keys, connections, quota, sending, queue, batches, audiences, templates
+ *   domain         src/accounts, keys, connections, quota, sending, queue, batches, audiences, templates,
+ *                  signups, forms
  *        ↓
  *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
  *        ↓
@@ -13,7 +14,7 @@
  * Type-only imports count: a cycle through types is still a cycle.
  */
 const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/(open-services|web)\\.ts$'
-const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates)/'
+const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms)/'
 const INFRA = '^src/(db|smtp|net)/'
 const LEAF = '^src/(config|log|metrics|errors|plans|services)\\.ts$|^src/generated/'
 

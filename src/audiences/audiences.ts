@@ -46,6 +46,7 @@ export interface AddedMembers {
 
 /** One recipient of a batch sent to an audience. */
 export interface BatchRecipient {
+  id: number
   email: string
   payload: Payload
 }

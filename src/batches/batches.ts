@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { audienceMembersForBatch, createTemporaryAudience } from '../audiences/audiences.ts'
+import { type UnsubscribeLinks, unsubscribeUrl } from '../audiences/unsubscribe.ts'
 import { selectConnection } from '../connections/selection.ts'
 import { deleteAudiences } from '../db/audiences.ts'
 import { type BatchRow, batchById, deleteBatchRow, insertBatch, setTemporaryAudience } from '../db/batches.ts'
@@ -17,7 +18,7 @@ import { AppError } from '../errors.ts'
 import type { BatchSchema } from '../generated/routes.ts'
 import type { Caller } from '../keys/caller.ts'
 import { newMessageId } from '../sending/outbox.ts'
-import { compileContent, type MessageContent, type Payload } from '../templates/placeholders.ts'
+import { compileContent, type MessageContent } from '../templates/placeholders.ts'
 import { type BatchRequest, checkBatchMode, checkBatchSize, uniqueAddresses } from './batch-request.ts'
 
 /** A batch exactly as the contract shows it. */
@@ -35,6 +36,8 @@ export interface BatchCreated {
 interface Recipient {
   to: string
   content: ReturnType<ReturnType<typeof compileContent>>
+  /** An audience batch's one-click unsubscribe link for this member. */
+  unsubscribeUrl?: string
 }
 
 /**
@@ -43,12 +46,17 @@ interface Recipient {
  * Every recipient's email is rendered now and queued with the batch in one transaction, so the
  * batch is unaffected by later changes to its template or audience.
  */
-export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
+export async function createBatch(
+  sql: Sql,
+  caller: Caller,
+  body: BatchRequest,
+  links: UnsubscribeLinks,
+): Promise<BatchCreated> {
   checkBatchMode(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
   if (body.emails) checkBatchSize('emails', body.emails.length)
-  const recipients = await recipientsOf(sql, caller.accountId, body, unique)
+  const recipients = await recipientsOf(sql, caller.accountId, body, unique, links)
   const connection = await selectConnection(sql, caller, body.from, 'queued')
   const batch = await sql.begin(async (tx) => {
     const row = await insertBatch(tx, {
@@ -67,7 +75,7 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
     await enqueueMessages(
       tx,
       connection.id,
-      recipients.map(({ to, content }) => ({
+      recipients.map(({ to, content, unsubscribeUrl }) => ({
         accountId: caller.accountId,
         from: connection.from_address,
         to: [to],
@@ -78,6 +86,7 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
         html_body: content.html_body,
         messageId: newMessageId(connection.from_address),
         batchId: row.id,
+        ...(unsubscribeUrl === undefined ? {} : { unsubscribeUrl }),
       })),
     )
     return row
@@ -91,23 +100,36 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
   }
 }
 
-/** Every recipient with its rendered content: placeholders filled from audience payloads, empty otherwise. */
+/**
+ * Every recipient with its rendered content: placeholders filled from audience payloads, empty
+ * otherwise. An audience's members also get their unsubscribe link, as `{{unsubscribe_url}}`
+ * (reserved: it wins over a payload's own) and kept for the message's List-Unsubscribe header.
+ */
 async function recipientsOf(
   sql: Sql,
   accountId: number,
   body: BatchRequest,
   unique: string[] | undefined,
+  links: UnsubscribeLinks,
 ): Promise<Recipient[]> {
   if (body.emails) {
     return body.emails.map((email) => ({ to: email.to, content: compileContent(email)(null) }))
   }
   const content = body.template ?? (await savedTemplate(sql, accountId, body.template_id as number))
-  const members: { email: string; payload: Payload }[] =
-    body.audience_id !== undefined
-      ? await audienceMembersForBatch(sql, accountId, body.audience_id)
-      : (unique ?? []).map((email) => ({ email, payload: null }))
   const render = compileContent(content)
-  return members.map((member) => ({ to: member.email, content: render(member.payload) }))
+  const audienceId = body.audience_id
+  if (audienceId === undefined) {
+    return (unique ?? []).map((email) => ({ to: email, content: render(null) }))
+  }
+  const members = await audienceMembersForBatch(sql, accountId, audienceId)
+  return members.map((member) => {
+    const url = unsubscribeUrl(links, { audienceId, memberId: member.id })
+    return {
+      to: member.email,
+      content: render({ ...member.payload, unsubscribe_url: url }),
+      unsubscribeUrl: url,
+    }
+  })
 }
 
 async function savedTemplate(db: Db, accountId: number, id: number): Promise<MessageContent> {

@@ -20,7 +20,7 @@ export type SendMode = 'now' | 'queued'
  */
 export async function selectConnection(
   db: Db,
-  caller: Caller,
+  caller: Pick<Caller, 'accountId' | 'connectionId'>,
   from: string | undefined,
   mode: SendMode,
 ): Promise<SendingConnection> {

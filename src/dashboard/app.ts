@@ -9,6 +9,7 @@ import { registerBatches } from './batches.tsx'
 import { registerConnections } from './connections.tsx'
 import type { Dashboard, DashboardEnv } from './env.ts'
 import { notFound, onError } from './errors.tsx'
+import { registerHostedForms } from './hosted-forms.tsx'
 import { registerKeys } from './keys.tsx'
 import { registerSignIn, registerSignOut } from './login.tsx'
 import { registerOutbox } from './outbox.tsx'
@@ -51,6 +52,7 @@ export function createDashboard(services: Services): Dashboard {
   registerBatches(app)
   registerAudiences(app)
   registerTemplates(app)
+  registerHostedForms(app)
   registerAccount(app)
   return app
 }

@@ -14,14 +14,17 @@ import {
   updateAudience,
 } from '../audiences/audiences.ts'
 import { type ReadMembers, readMemberCsv, readMemberLines } from '../audiences/member-lines.ts'
+import { listConnections } from '../connections/connections.ts'
 import { isStorableId } from '../db/ids.ts'
 import { AppError } from '../errors.ts'
 import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
+import { enableSignupPage, getSignupPage, setSignupPage } from '../signups/signup-pages.ts'
 import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, validated } from './forms.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
+import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
 const LIST = '/dashboard/audiences'
 const one = (id: number) => `${LIST}/${id}`
@@ -93,6 +96,46 @@ export function registerAudiences(app: Dashboard): void {
       (refusal, status) => audiencePage(c, audience, { refusal }, status),
     )
   })
+
+  app.post(`${LIST}/:id{[0-9]+}/signup-page`, async (c) => {
+    const audience = await own(c)
+    const form = await readForm(c)
+    const { sql, config } = c.get('services')
+    return act(
+      c,
+      `${one(audience.id)}#signup-page`,
+      async () => {
+        const page = await setSignupPage(
+          sql,
+          c.get('session').accountId,
+          audience.id,
+          signupPageSettings(form),
+          config.publicUrl,
+        )
+        return `Sign-up page saved: ${page.url}`
+      },
+      (refusal, status) => audiencePage(c, audience, { refusal }, status),
+    )
+  })
+
+  for (const [word, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    app.post(`${LIST}/:id{[0-9]+}/signup-page/${word}`, async (c) => {
+      const audience = await own(c)
+      const { sql, config } = c.get('services')
+      return act(
+        c,
+        `${one(audience.id)}#signup-page`,
+        async () => {
+          await enableSignupPage(sql, c.get('session').accountId, audience.id, enabled, config.publicUrl)
+          return enabled ? 'Sign-up page enabled.' : 'Sign-up page disabled: it answers 404 until enabled.'
+        },
+        (refusal, status) => audiencePage(c, audience, { refusal }, status),
+      )
+    })
+  }
 
   app.post(`${LIST}/:id{[0-9]+}/members`, async (c) => {
     const audience = await own(c)
@@ -254,6 +297,14 @@ async function audiencePage(
     query,
   )
   const token = c.get('formToken')
+  const { sql, config } = c.get('services')
+  const [signupPage, connections] = await Promise.all([
+    // A batch's temporary audience has no page of its own.
+    audience.temporary
+      ? undefined
+      : getSignupPage(sql, c.get('session').accountId, audience.id, config.publicUrl),
+    listConnections(sql, c.get('session').accountId),
+  ])
   const base = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...(query.search ? { q: query.search } : {}), ...extra })
     return params.size ? `${one(audience.id)}?${params}` : one(audience.id)
@@ -322,6 +373,14 @@ async function audiencePage(
           </PostForm>
         </article>
       </section>
+      {audience.temporary ? null : (
+        <SignupPageSection
+          action={`${one(audience.id)}/signup-page`}
+          token={token}
+          page={signupPage}
+          connections={connections}
+        />
+      )}
       <section>
         <h2>Settings</h2>
         <PostForm action={one(audience.id)} token={token}>

@@ -12,6 +12,7 @@ const SECTIONS = [
   ['/dashboard/batches', 'Batches'],
   ['/dashboard/audiences', 'Audiences'],
   ['/dashboard/templates', 'Templates'],
+  ['/dashboard/forms', 'Forms'],
   ['/dashboard/account', 'Account'],
 ] as const
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { getConnInfo } from '@hono/node-server/conninfo'
 import { anyoneCanSignIn } from '../accounts/passwords.ts'
 import { endSession, resumeSession } from '../accounts/sessions.ts'
 import { signIn } from '../accounts/sign-in.ts'
 import { AppError } from '../errors.ts'
+import { clientAddress } from '../net/client-address.ts'
 import { sessionCookie, signInCookie } from './cookies.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refusalOf, statusOf } from './errors.tsx'
@@ -29,7 +29,7 @@ export function registerSignIn(app: Dashboard): void {
       const { token } = await signIn(c.get('services').sql, {
         email: form.text('email'),
         password: form.text('password'),
-        clientAddress: clientAddress(c),
+        clientAddress: clientAddress(c, c.get('services').config.trustProxy),
       })
       sessionCookie.set(c, token)
       return c.redirect(next, 303)
@@ -48,23 +48,6 @@ export function registerSignOut(app: Dashboard): void {
     sessionCookie.clear(c)
     return c.redirect('/dashboard/login', 303)
   })
-}
-
-/**
- * The client's address, for throttling: the socket's peer, or behind a trusted reverse proxy the
- * last address of X-Forwarded-For (the one that proxy saw; those before it are the client's say).
- */
-function clientAddress(c: DashboardContext): string | undefined {
-  if (c.get('services').config.trustProxy) {
-    const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim()
-    if (forwarded) return forwarded
-  }
-  try {
-    return getConnInfo(c).remote.address
-  } catch {
-    // A request that did not come through a socket (the app called in-process).
-    return undefined
-  }
 }
 
 interface SignInState {

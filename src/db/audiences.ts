@@ -179,9 +179,12 @@ export async function insertTemporaryAudience(
 }
 
 /** Every member's address and payload, in member order. */
-export function selectRecipients(db: Db, audienceId: number): Promise<{ email: string; payload: Payload }[]> {
-  return db<{ email: string; payload: Payload }[]>`
-    select email, payload from audience_members where audience_id = ${audienceId} order by id`
+export function selectRecipients(
+  db: Db,
+  audienceId: number,
+): Promise<{ id: number; email: string; payload: Payload }[]> {
+  return db<{ id: number; email: string; payload: Payload }[]>`
+    select id, email, payload from audience_members where audience_id = ${audienceId} order by id`
 }
 
 /**

@@ -201,6 +201,10 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   html_body?: string | undefined
   /** The batch the message is one recipient of. */
   batchId?: number
+  /** Where replies go (a form's submitter). */
+  replyTo?: string
+  /** The one-click unsubscribe link of an audience batch's message. */
+  unsubscribeUrl?: string
 }
 
 /**
@@ -227,19 +231,23 @@ export async function enqueueMessages(
     html_body: m.html_body ?? null,
     message_id: m.messageId,
     batch_id: m.batchId ?? null,
+    reply_to: m.replyTo ?? null,
+    unsubscribe_url: m.unsubscribeUrl ?? null,
   }))
   return db<{ id: number; queued_at: Date }[]>`
     with queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                          bcc_addresses, subject, text_body, html_body, message_id, batch_id, next_attempt_at,
-                          request_id)
+                          bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
+                          unsubscribe_url, next_attempt_at, request_id)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
-             bcc_addresses, subject, text_body, html_body, message_id, batch_id, mailroom_now(), ${requestId}::text
+             bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to, unsubscribe_url,
+             mailroom_now(), ${requestId}::text
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
-             subject text, text_body text, html_body text, message_id text, batch_id int))
+             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
+             unsubscribe_url text))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
-                                text_body, html_body, message_id, batch_id, n)
+                                text_body, html_body, message_id, batch_id, reply_to, unsubscribe_url, n)
       order by n
       returning id, created_at as queued_at
     ), run as (${queueRunRequest(db, connectionId)})
@@ -267,6 +275,8 @@ export interface ClaimedMessage {
   html_body: string | null
   /** The API request that queued it (X-Request-Id), if any. */
   request_id: string | null
+  reply_to: string | null
+  unsubscribe_url: string | null
 }
 
 /**
@@ -294,7 +304,7 @@ export async function claimNext(
     returning o.id, o.attempts, o.failures, o.deferrals,
       extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
       o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-      o.request_id`
+      o.request_id, o.reply_to, o.unsubscribe_url`
   return row
 }
 

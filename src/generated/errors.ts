@@ -92,6 +92,12 @@ export const ERROR_CATALOG = {
   INVALID_PASSWORD: { status: 400, body: 'standard', api: false },
   /** A member import that is not CSV with a header row naming an `email` column. */
   INVALID_CSV: { status: 400, body: 'standard', api: false },
+  /** A sign-up page's slug is not 3 to 64 characters of `a-z`, `0-9` and `-`. */
+  INVALID_SLUG: { status: 400, body: 'standard', api: false },
+  /** A form's redirect URL is not an http(s) address, or an allowed origin is not an origin. */
+  INVALID_FORM_SETTING: { status: 400, body: 'standard', api: false },
+  /** A submission to a hosted page or form that cannot be taken: a file, more than 50 fields, a field name too long, a value that is not text, or an unsupported content type. */
+  INVALID_SUBMISSION: { status: 400, body: 'standard', api: false },
   /** Wrong email or password on the dashboard's sign-in; the same whether the account exists or not. */
   SIGN_IN_FAILED: { status: 401, body: 'standard', api: false },
   /** The plan's number of connections or keys is reached. */
@@ -100,6 +106,8 @@ export const ERROR_CATALOG = {
   WRONG_PASSWORD: { status: 403, body: 'standard', api: false },
   /** A dashboard form sent from another site, or without the form's token (an old page or a forged request). */
   CROSS_SITE_REQUEST: { status: 403, body: 'standard', api: false },
+  /** A form submitted from a site outside the form's allowed origins. */
+  ORIGIN_NOT_ALLOWED: { status: 403, body: 'standard', api: false },
   /** No account with that ID. */
   ACCOUNT_NOT_FOUND: { status: 404, body: 'standard', api: false },
   /** No connection with that ID (on that account). */
@@ -108,6 +116,12 @@ export const ERROR_CATALOG = {
   KEY_NOT_FOUND: { status: 404, body: 'standard', api: false },
   /** No outbox record with that ID on the account. */
   OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard', api: false },
+  /** No form with that ID (on that account). */
+  FORM_NOT_FOUND: { status: 404, body: 'standard', api: false },
+  /** The audience has no sign-up page; in public, no page at that address, or it is disabled or its account is no longer Pro. */
+  SIGNUP_PAGE_NOT_FOUND: { status: 404, body: 'standard', api: false },
+  /** A confirmation or unsubscribe link that is unknown, forged or expired. */
+  LINK_NOT_VALID: { status: 404, body: 'standard', api: false },
   /** An account with that email already exists. */
   ACCOUNT_EXISTS: { status: 409, body: 'standard', api: false },
   /** The account already has a connection for that address. */
@@ -116,6 +130,10 @@ export const ERROR_CATALOG = {
   KEY_REVOKED: { status: 409, body: 'standard', api: false },
   /** The connection a batch was sent through is gone, so its failures cannot be retried. */
   BATCH_CONNECTION_DELETED: { status: 409, body: 'standard', api: false },
+  /** Another audience's sign-up page has that slug. */
+  SLUG_TAKEN: { status: 409, body: 'standard', api: false },
+  /** Too many submissions from the client address to one sign-up page or form in the hour (`details.retryAfter`). */
+  TOO_MANY_SUBMISSIONS: { status: 429, body: 'standard', api: false },
   /** Too many failed sign-ins for the address or from the client address; the same whether the account exists or not (`details.retryAfter`). */
   SIGN_IN_THROTTLED: { status: 429, body: 'standard', api: false },
 } as const satisfies Record<string, ErrorCatalogEntry>

@@ -1,3 +1,4 @@
+import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import {
@@ -91,6 +92,8 @@ async function sendClaimed(
       subject: message.subject,
       ...(message.text_body === null ? {} : { text: message.text_body }),
       ...(message.html_body === null ? {} : { html: message.html_body }),
+      ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
+      ...listUnsubscribe(message.unsubscribe_url),
     },
     (kind) =>
       kind === 'pushback'
@@ -130,6 +133,11 @@ async function sendClaimed(
   // as the message does, in every process.
   if (holds) return { kind: 'blocked', waitMs: settlement.delayMs }
   return { kind: 'handled' }
+}
+
+function listUnsubscribe(url: string | null) {
+  const headers = listUnsubscribeHeaders(url)
+  return headers === undefined ? {} : { headers }
 }
 
 /**

@@ -20,6 +20,10 @@ export interface OutgoingMessage {
   subject: string
   text?: string
   html?: string
+  /** A checked address (a form's submitter). */
+  replyTo?: string
+  /** Headers the service itself computes (List-Unsubscribe); never a caller's. */
+  headers?: Record<string, string>
 }
 
 export interface DeliveryContext {
@@ -56,7 +60,8 @@ export async function deliver(
   let outcome: AttemptOutcome
   try {
     const transporter = await context.transports.get(connection)
-    // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw source.
+    // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw
+    // source (`headers` are the service's own, `replyTo` a checked address).
     const info = await transporter.sendMail({
       from: connection.from_address,
       to: message.to,
@@ -66,6 +71,8 @@ export async function deliver(
       subject: oneLine(message.subject),
       text: message.text,
       html: message.html,
+      ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }),
+      ...(message.headers === undefined ? {} : { headers: message.headers }),
       messageId: message.messageId,
       disableFileAccess: true,
       disableUrlAccess: true,

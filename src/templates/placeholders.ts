@@ -80,7 +80,7 @@ const asIs: Encode = (value) => value
 
 // A hand-written scan: about twice as fast as a regex replace with a callback, and escaping is
 // the hot spot of an HTML batch. Values with nothing to escape come back as the same string.
-const escapeHtml: Encode = (value) => {
+export const escapeHtml: Encode = (value) => {
   let out = ''
   let last = 0
   for (let i = 0; i < value.length; i++) {

@@ -421,7 +421,7 @@ describe('audience and member IDs', () => {
 describe('audienceMembersForBatch (the recipients of a batch sent to an audience)', () => {
   const invalidAudience = { code: 'INVALID_AUDIENCE', message: 'Invalid audience' }
 
-  it('returns {email, payload} of every member in member order', async () => {
+  it('returns {id, email, payload} of every member in member order', async () => {
     const { owner, audienceId } = await ownerWithAudience()
     const members = [
       { email: 'Grace@example.com', payload: { first_name: 'Grace' } },
@@ -430,9 +430,9 @@ describe('audienceMembersForBatch (the recipients of a batch sent to an audience
     ]
     await expectAdded(owner, audienceId, members, { inserted: 3, duplicates: 0 })
     expect(await audienceMembersForBatch(app.services.sql, owner.account.id, audienceId)).toEqual([
-      { email: 'Grace@example.com', payload: { first_name: 'Grace' } },
-      { email: 'ada@example.com', payload: null },
-      { email: 'alan@example.com', payload: { n: 1 } },
+      { id: expect.any(Number), email: 'Grace@example.com', payload: { first_name: 'Grace' } },
+      { id: expect.any(Number), email: 'ada@example.com', payload: null },
+      { id: expect.any(Number), email: 'alan@example.com', payload: { n: 1 } },
     ])
   })
 

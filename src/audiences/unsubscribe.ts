@@ -1,0 +1,67 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { deleteMemberRow } from '../db/audiences.ts'
+import { isStorableId } from '../db/ids.ts'
+import type { Db } from '../db/sql.ts'
+
+/**
+ * One-click unsubscribe from audience mail (RFC 8058): each member's link is signed with a key
+ * derived from MAILROOM_SECRET, so it names the audience and member and cannot be forged or
+ * guessed; nothing is stored per link.
+ */
+
+/** What signing links needs: the service's secret and public address. */
+export interface UnsubscribeLinks {
+  secret: string
+  publicUrl: string
+}
+
+/** A member of an audience, as a link names them. */
+export interface MemberRef {
+  audienceId: number
+  memberId: number
+}
+
+function signature(secret: string, ref: MemberRef): Buffer {
+  const key = createHmac('sha256', secret).update('mailroom unsubscribe link v1').digest()
+  return createHmac('sha256', key).update(`${ref.audienceId}.${ref.memberId}`).digest()
+}
+
+/** The member's unsubscribe token: `<audience>.<member>.<signature>`. */
+export function unsubscribeToken(secret: string, ref: MemberRef): string {
+  return `${ref.audienceId}.${ref.memberId}.${signature(secret, ref).toString('base64url')}`
+}
+
+export function unsubscribeUrl(links: UnsubscribeLinks, ref: MemberRef): string {
+  return `${links.publicUrl}/unsubscribe/${unsubscribeToken(links.secret, ref)}`
+}
+
+/** The member a token names, when its signature is right; undefined otherwise. */
+export function verifyUnsubscribeToken(secret: string, token: string): MemberRef | undefined {
+  const match = /^([0-9]{1,10})\.([0-9]{1,10})\.([A-Za-z0-9_-]{43})$/.exec(token)
+  if (!match) return undefined
+  const ref = { audienceId: Number(match[1]), memberId: Number(match[2]) }
+  if (!isStorableId(ref.audienceId) || !isStorableId(ref.memberId)) return undefined
+  const sent = Buffer.from(match[3] as string, 'base64url')
+  const wanted = signature(secret, ref)
+  return sent.length === wanted.length && timingSafeEqual(sent, wanted) ? ref : undefined
+}
+
+/**
+ * Removes the member a valid token names. Harmless when repeated (the member is simply gone);
+ * returns false only for a token that is not valid.
+ */
+export async function unsubscribe(db: Db, secret: string, token: string): Promise<boolean> {
+  const ref = verifyUnsubscribeToken(secret, token)
+  if (!ref) return false
+  await deleteMemberRow(db, ref.audienceId, ref.memberId)
+  return true
+}
+
+/**
+ * The headers an audience batch's message carries (RFC 2369 and RFC 8058), or none for any
+ * other mail. The link is computed when the batch is made and kept with the message.
+ */
+export function listUnsubscribeHeaders(url: string | null): Record<string, string> | undefined {
+  if (url === null) return undefined
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }
+}
