@@ -15,6 +15,7 @@ import {
 import { createForm, deleteForm, listForms } from '../forms/forms.ts'
 import { createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
 import { listOutbox } from '../sending/outbox.ts'
+import type { Services } from '../services.ts'
 import { enableSignupPage, setSignupPage } from '../signups/signup-pages.ts'
 import { type Act, type Call, type CliIo, UsageError, wholeNumber } from './program.ts'
 
@@ -130,32 +131,44 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
         }),
       ),
     )
-  connection
-    .command('disable')
-    .description('send nothing through it; its queued mail waits')
-    .argument('<id>', 'the connection', wholeNumber)
-    .action(act((s, { args }) => disableConnection(s.sql, args[0] as number, true)))
-  connection
-    .command('enable')
-    .description('send through it again, starting with the mail that waited')
-    .argument('<id>', 'the connection', wholeNumber)
-    .action(act((s, { args }) => disableConnection(s.sql, args[0] as number, false)))
+  byId(
+    act,
+    connection,
+    'disable',
+    'send nothing through it; its queued mail waits',
+    ['id', 'the connection'],
+    (s, id) => disableConnection(s.sql, id, true),
+  )
+  byId(
+    act,
+    connection,
+    'enable',
+    'send through it again, starting with the mail that waited',
+    ['id', 'the connection'],
+    (s, id) => disableConnection(s.sql, id, false),
+  )
   connection
     .command('pause')
     .description('pause it for --minutes, or until resumed')
     .argument('<id>', 'the connection', wholeNumber)
     .option('--minutes <n>', 'how long (default: until resumed)', wholeNumber)
     .action(act((s, { args, opts }) => pauseConnection(s.sql, args[0] as number, opts.minutes)))
-  connection
-    .command('resume')
-    .description('end a pause (by hand or after provider failures) and any back-off')
-    .argument('<id>', 'the connection', wholeNumber)
-    .action(act((s, { args }) => resumeConnection(s.sql, args[0] as number)))
-  connection
-    .command('delete')
-    .description('delete it; its queued mail fails ("connection deleted")')
-    .argument('<id>', 'the connection', wholeNumber)
-    .action(act((s, { args }) => deleteConnection(s.sql, args[0] as number)))
+  byId(
+    act,
+    connection,
+    'resume',
+    'end a pause (by hand or after provider failures) and any back-off',
+    ['id', 'the connection'],
+    (s, id) => resumeConnection(s.sql, id),
+  )
+  byId(
+    act,
+    connection,
+    'delete',
+    'delete it; its queued mail fails ("connection deleted")',
+    ['id', 'the connection'],
+    (s, id) => deleteConnection(s.sql, id),
+  )
 
   const key = group(program, 'key', 'API keys')
   key
@@ -180,16 +193,15 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .description("an account's keys (never their secrets)")
     .requiredOption('--account <id>', 'the account', wholeNumber)
     .action(act((s, { opts }) => listKeys(s.sql, opts.account)))
-  key
-    .command('rotate')
-    .description('a new secret for the key; the old one stops working')
-    .argument('<key-id>', 'the key', wholeNumber)
-    .action(act((s, { args }) => rotateKey(s.sql, args[0] as number)))
-  key
-    .command('revoke')
-    .description('disable the key for good')
-    .argument('<key-id>', 'the key', wholeNumber)
-    .action(act((s, { args }) => revokeKey(s.sql, args[0] as number)))
+  byId(
+    act,
+    key,
+    'rotate',
+    'a new secret for the key; the old one stops working',
+    ['key-id', 'the key'],
+    (s, id) => rotateKey(s.sql, id),
+  )
+  byId(act, key, 'revoke', 'disable the key for good', ['key-id', 'the key'], (s, id) => revokeKey(s.sql, id))
   key
     .command('scope')
     .description('limit the key to one connection, or let it use all')
@@ -214,16 +226,12 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .action(act((s, { opts }) => listOutbox(s.sql, opts.account, opts.limit)))
 
   const batch = group(program, 'batch', "batches' failed recipients")
-  batch
-    .command('failures')
-    .description("a batch's failed recipients and why")
-    .argument('<batch-id>', 'the batch', wholeNumber)
-    .action(act((s, { args }) => batchFailures(s.sql, args[0] as number)))
-  batch
-    .command('retry')
-    .description("queue a batch's failed recipients again")
-    .argument('<batch-id>', 'the batch', wholeNumber)
-    .action(act((s, { args }) => retryBatch(s.sql, args[0] as number)))
+  byId(act, batch, 'failures', "a batch's failed recipients and why", ['batch-id', 'the batch'], (s, id) =>
+    batchFailures(s.sql, id),
+  )
+  byId(act, batch, 'retry', "queue a batch's failed recipients again", ['batch-id', 'the batch'], (s, id) =>
+    retryBatch(s.sql, id),
+  )
 
   const form = group(program, 'form', 'hosted forms, whose submissions are emailed to their owner')
   form
@@ -335,4 +343,20 @@ async function passwordOf({ opts, stdin }: Call): Promise<string | undefined> {
   }
   if (opts.passwordStdin) return (await stdin()).replace(/\r?\n$/, '')
   return opts.password
+}
+
+/** A command whose one argument is an ID, handed to `run` with the services. */
+function byId(
+  act: Act,
+  group: Command,
+  name: string,
+  description: string,
+  [argument, what]: [string, string],
+  run: (services: Services, id: number) => Promise<unknown>,
+): void {
+  group
+    .command(name)
+    .description(description)
+    .argument(`<${argument}>`, what, wholeNumber)
+    .action(act((s, { args }) => run(s, args[0] as number)))
 }

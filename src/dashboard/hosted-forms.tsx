@@ -12,7 +12,7 @@ import {
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
-import { ActionButton, PostForm, page, type Refusal, When } from './layout.tsx'
+import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 import { ConnectionChoice, formSnippet, PublicAddress } from './snippets.tsx'
 
@@ -148,34 +148,22 @@ async function listPage(c: DashboardContext, state: ListState, status: Contentfu
           like any queued email.
         </p>
       ) : (
-        <div class="overflow-auto">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Form</th>
-                <th scope="col">Submissions</th>
-                <th scope="col">Public address</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {forms.map((f) => (
-                <tr>
-                  <td class="wrap">
-                    <a href={one(f.id)}>{f.name}</a>
-                  </td>
-                  <td>{f.submissions}</td>
-                  <td class="wrap">
-                    <small>{f.url}</small>
-                  </td>
-                  <td class="nowrap">
-                    <When at={f.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table head={['Form', 'Submissions', 'Public address', 'Created']}>
+          {forms.map((f) => (
+            <tr>
+              <td class="wrap">
+                <a href={one(f.id)}>{f.name}</a>
+              </td>
+              <td>{f.submissions}</td>
+              <td class="wrap">
+                <small>{f.url}</small>
+              </td>
+              <td class="nowrap">
+                <When at={f.created_at} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <details open={forms.length === 0 || state.values !== undefined}>
         <summary>Create a form</summary>
