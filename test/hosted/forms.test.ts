@@ -12,7 +12,7 @@ import { HOSTED_BODY_LIMIT_BYTES } from '../../src/hosted/app.ts'
 import { FORM_SUBMISSIONS_PER_HOUR } from '../../src/signups/submission-limit.ts'
 import { useTestApp } from '../support/app.ts'
 import { textOf } from '../support/dashboard.ts'
-import { waitForOutboxStatus } from '../support/queue.ts'
+import { holdsUntil, waitForOutboxStatus } from '../support/queue.ts'
 import { type Sender, setDailyUsed, startSender } from '../support/sending.ts'
 
 const app = useTestApp({ trustProxy: true, publicUrl: 'https://mail.example.test' })
@@ -246,9 +246,19 @@ describe('submitting', () => {
     await setDailyUsed(app, s.accountId, 100)
     expect((await submit(form.public_id, { m: 'x' })).status).toBe(200)
     await app.worker()
-    // Nothing goes out while the day's limit is used; the record stays queued.
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    expect(s.sink.messages).toHaveLength(0)
-    expect((await outboxOf(s.accountId)).map((r) => r.status)).toEqual(['queued'])
+    // Nothing goes out while the day's limit is used; the record stays queued, checked again and
+    // again while the worker runs.
+    const checks = await holdsUntil(
+      Date.now() + 1_500,
+      async () => ({
+        arrived: s.sink.messages.length,
+        statuses: (await outboxOf(s.accountId)).map((r) => r.status),
+      }),
+      ({ arrived, statuses }) => {
+        expect(arrived).toBe(0)
+        expect(statuses).toEqual(['queued'])
+      },
+    )
+    expect(checks).toBeGreaterThan(2)
   })
 })
