@@ -1,6 +1,4 @@
-import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
-import { AppError } from '../errors.ts'
+import { pageApp } from '../net/page-app.ts'
 import type { Services } from '../services.ts'
 import { registerAccount } from './account.tsx'
 import { registerAssets } from './assets.ts'
@@ -14,32 +12,20 @@ import { registerKeys } from './keys.tsx'
 import { registerSignIn, registerSignOut } from './login.tsx'
 import { registerOutbox } from './outbox.tsx'
 import { registerOverview } from './overview.tsx'
-import { sameOrigin, securityHeaders, sessionFormToken } from './security.ts'
+import { SECURITY_HEADERS, sameOrigin, sessionFormToken } from './security.ts'
 import { requireSession } from './session.ts'
 import { registerTemplates } from './templates.tsx'
 
 /** The dashboard (`/dashboard/...`): server-rendered pages for an account's owner, behind a sign-in. */
 export function createDashboard(services: Services): Dashboard {
-  const app = new Hono<DashboardEnv>()
-  app.onError(onError)
-  app.notFound(notFound)
-  app.use(async (c, next) => {
-    c.set('services', services)
-    await next()
+  const app = pageApp<Services, DashboardEnv>(services, {
+    onError,
+    notFound,
+    headers: SECURITY_HEADERS,
+    maxBodyBytes: services.config.bodyLimitBytes,
+    tooLarge: `The form is larger than ${Math.floor(services.config.bodyLimitBytes / 1024 / 1024)} MiB`,
   })
-  app.use(
-    securityHeaders,
-    sameOrigin,
-    bodyLimit({
-      maxSize: services.config.bodyLimitBytes,
-      onError: () => {
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `The form is larger than ${Math.floor(services.config.bodyLimitBytes / 1024 / 1024)} MiB`,
-        )
-      },
-    }),
-  )
+  app.use(sameOrigin)
   registerAssets(app)
   registerSignIn(app)
   registerSignOut(app)

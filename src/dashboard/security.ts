@@ -25,14 +25,13 @@ const CONTENT_SECURITY_POLICY = [
   "object-src 'none'",
 ].join('; ')
 
-export const securityHeaders = createMiddleware<DashboardEnv>(async (c, next) => {
-  await next()
-  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-  c.header('X-Frame-Options', 'DENY')
-  c.header('X-Content-Type-Options', 'nosniff')
-  c.header('Referrer-Policy', 'same-origin')
-  if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store')
-})
+/** Sent with every page of the dashboard. */
+export const SECURITY_HEADERS = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+}
 
 function crossSite(): AppError {
   return new AppError(

@@ -1,7 +1,4 @@
-import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
-import { createMiddleware } from 'hono/factory'
-import { AppError } from '../errors.ts'
+import { pageApp } from '../net/page-app.ts'
 import type { Services } from '../services.ts'
 import type { Hosted, HostedEnv } from './env.ts'
 import { notFound, onError } from './errors.tsx'
@@ -26,35 +23,19 @@ const CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
 ].join('; ')
 
-const securityHeaders = createMiddleware<HostedEnv>(async (c, next) => {
-  await next()
-  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-  c.header('X-Content-Type-Options', 'nosniff')
-  c.header('Referrer-Policy', 'no-referrer')
-  if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store')
-})
-
 /** The hosted pages (`/signup/...`, `/forms/...`, `/unsubscribe/...`): public, hostile by default. */
 export function createHosted(services: Services): Hosted {
-  const app = new Hono<HostedEnv>()
-  app.onError(onError)
-  app.notFound(notFound)
-  app.use(async (c, next) => {
-    c.set('services', services)
-    await next()
+  const app = pageApp<Services, HostedEnv>(services, {
+    onError,
+    notFound,
+    headers: {
+      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+    },
+    maxBodyBytes: HOSTED_BODY_LIMIT_BYTES,
+    tooLarge: `A submission is at most ${HOSTED_BODY_LIMIT_BYTES / 1024} KiB`,
   })
-  app.use(
-    securityHeaders,
-    bodyLimit({
-      maxSize: HOSTED_BODY_LIMIT_BYTES,
-      onError: () => {
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `A submission is at most ${HOSTED_BODY_LIMIT_BYTES / 1024} KiB`,
-        )
-      },
-    }),
-  )
   registerHostedAssets(app)
   registerSignup(app)
   registerForms(app)
