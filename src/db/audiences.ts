@@ -178,10 +178,19 @@ export async function insertTemporaryAudience(
   return row.id
 }
 
-/** Every member's address and payload, in member order. */
-export function selectRecipients(db: Db, audienceId: number): Promise<{ email: string; payload: Payload }[]> {
-  return db<{ email: string; payload: Payload }[]>`
-    select email, payload from audience_members where audience_id = ${audienceId} order by id`
+/** Whether the audience has at least one member. */
+export async function hasMembers(db: Db, audienceId: number): Promise<boolean> {
+  const [row] = await db<{ any: boolean }[]>`
+    select exists (select 1 from audience_members where audience_id = ${audienceId}) as any`
+  return row?.any ?? false
+}
+
+/**
+ * The audience's members (email, payload, id) as a subquery, for a statement that expands them
+ * inside PostgreSQL (a batch's records) instead of bringing them into the process.
+ */
+export function membersOf(db: Db, audienceId: number): Fragment {
+  return db`select email, payload, id from audience_members where audience_id = ${audienceId}`
 }
 
 /**

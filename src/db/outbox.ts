@@ -1,6 +1,7 @@
 import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
+import type { Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
@@ -32,6 +33,24 @@ export interface OutboxRecord {
   created_at: string
   updated_at: string
   sent_at: string | null
+}
+
+/** A batch's content as stored once: subject and bodies with their placeholders unrendered. */
+export interface BatchContent {
+  subject: string
+  text_body: string | null
+  html_body: string | null
+}
+
+/**
+ * A record as stored: a batch recipient's record has no subject or bodies of its own but its
+ * batch's `content` (only the fields the reader asked for) and its `payload`, rendered by the
+ * reader; any other record has its own, and `content` null.
+ */
+export type StoredRecord<T extends { subject: string }> = Omit<T, 'subject'> & {
+  subject: string | null
+  content: (Partial<BatchContent> & { subject: string }) | null
+  payload: Payload
 }
 
 /** An attempt in flight longer than this is taken for dead (well beyond every SMTP timeout). */
@@ -189,10 +208,19 @@ export async function settleInterrupted(
   return row
 }
 
-export function selectOutbox(db: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
-  return db<OutboxRecord[]>`
-    select ${COLUMNS(db)} from outbox where account_id = ${accountId} order by id desc limit ${limit}`
+export function selectOutbox(
+  db: Db,
+  accountId: number,
+  limit: number,
+): Promise<StoredRecord<OutboxRecord>[]> {
+  return db<StoredRecord<OutboxRecord>[]>`
+    select ${COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload
+    from outbox where account_id = ${accountId} order by id desc limit ${limit}`
 }
+
+/** The subject of the record's batch content, when it has one (for a list: the bodies stay out). */
+const CONTENT_SUBJECT = (db: Db, record = db`outbox`) => db`
+  (select json_build_object('subject', c.subject) from batch_contents c where c.id = ${record}.content_id) as content`
 
 // ---------------------------------------------------------------- The queue
 
@@ -247,6 +275,40 @@ export async function enqueueMessages(
     select id, queued_at from queued, (select count(*) from run) as requested order by id`
 }
 
+/** A batch's recipients, queued from an audience inside PostgreSQL. */
+export interface BatchRecipients {
+  accountId: number
+  connectionId: number
+  from: string
+  batchId: number
+  contentId: number
+  /** Rows (email, payload, id): the members, queued in `id` order. */
+  members: Fragment
+}
+
+/**
+ * Queues one record per member, each holding its recipient and payload (the content is the
+ * batch's, rendered when sent), under a new Message-ID in the sender's domain, as newMessageId
+ * makes them; and asks for a run of the connection's queue. One statement whatever the number of
+ * members: they never come into the process. Returns how many were queued.
+ */
+export async function enqueueBatchRecipients(db: Db, batch: BatchRecipients): Promise<number> {
+  const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
+  const [row] = await db<{ queued: number }[]>`
+    with queued as (
+      insert into outbox (account_id, connection_id, status, from_address, to_addresses, content_id, payload,
+                          message_id, batch_id, next_attempt_at, request_id)
+      select ${batch.accountId}::int, ${batch.connectionId}::int, 'queued', ${batch.from}::text, array[m.email],
+             ${batch.contentId}::int, m.payload, '<' || gen_random_uuid() || '@' || ${domain}::text || '>',
+             ${batch.batchId}::int, mailroom_now(), ${currentRequestId() ?? null}::text
+      from (${batch.members}) m
+      order by m.id
+      returning 1
+    ), run as (${queueRunRequest(db, batch.connectionId)})
+    select (select count(*) from queued)::int as queued, (select count(*) from run) as requested`
+  return row?.queued ?? 0
+}
+
 /** A claimed message and what its retry schedule needs. */
 export interface ClaimedMessage {
   id: number
@@ -262,9 +324,12 @@ export interface ClaimedMessage {
   to_addresses: string[]
   cc_addresses: string[]
   bcc_addresses: string[]
-  subject: string
+  /** Null for a batch recipient's record: its message is rendered from `content_id` and `payload`. */
+  subject: string | null
   text_body: string | null
   html_body: string | null
+  content_id: number | null
+  payload: Payload
   /** The API request that queued it (X-Request-Id), if any. */
   request_id: string | null
 }
@@ -294,7 +359,7 @@ export async function claimNext(
     returning o.id, o.attempts, o.failures, o.deferrals,
       extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
       o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-      o.request_id`
+      o.content_id, o.payload, o.request_id`
   return row
 }
 
@@ -535,7 +600,8 @@ function conditions(db: Db, filter: OutboxFilter): Fragment[] {
   if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
   if (filter.search) {
     const pattern = containing(filter.search)
-    parts.push(db`(subject ilike ${pattern}
+    // A batch recipient's subject is searched as its batch's template says it, placeholders and all.
+    parts.push(db`(coalesce(subject, (select c.subject from batch_contents c where c.id = content_id)) ilike ${pattern}
       or array_to_string(to_addresses || cc_addresses || bcc_addresses, ' ') ilike ${pattern})`)
   }
   return parts
@@ -547,13 +613,13 @@ export function outboxPage(
   accountId: number,
   filter: OutboxFilter,
   page: { before?: number | undefined; limit: number },
-): Promise<OutboxListRow[]> {
+): Promise<StoredRecord<OutboxListRow>[]> {
   const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
   if (page.before !== undefined) where.push(db`id < ${page.before}`)
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
-  return db<OutboxListRow[]>`
+  return db<StoredRecord<OutboxListRow>[]>`
     select id, status, from_address as "from", to_addresses as "to", subject, error, attempts,
-      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at
+      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at, ${CONTENT_SUBJECT(db)}, payload
     from outbox where ${all}
     order by id desc limit ${page.limit}`
 }
@@ -588,19 +654,21 @@ export interface HistoryLine {
   recipients: RecipientOutcome[]
 }
 
-/** One record of the account, with its content when kept. */
+/** One record of the account, with its content when kept (a batch recipient's: its batch's, whole). */
 export async function outboxRecordDetail(
   db: Db,
   accountId: number,
   id: number,
-): Promise<OutboxDetail | undefined> {
-  const [row] = await db<OutboxDetail[]>`
+): Promise<StoredRecord<OutboxDetail> | undefined> {
+  const [row] = await db<StoredRecord<OutboxDetail>[]>`
     select o.id, o.status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
       o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
       c.from_address as connection_from, o.batch_id, b.name as batch_name,
       case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
       api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
-      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients,
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload,
+      (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
+       from batch_contents bc where bc.id = o.content_id) as content,
       coalesce((
         select json_agg(json_build_object('attempt', a.attempt, 'at', api_timestamp(a.at),
           'outcome', a.outcome, 'reply', a.reply, 'recipients', a.recipients) order by a.id)
