@@ -56,7 +56,11 @@ async function main() {
 
   const dataDir = path.join(BENCH_DIR, 'data')
   const sink = await startSmtpSink({ port: 587, tls: JSON.parse(BENCH_TLS) })
-  const service = await startService(dataDir, path.join(BENCH_DIR, 'service.log'))
+  // BENCH_SERVICE_LOG keeps the service's log past the run (the bench's directory is removed).
+  const service = await startService(
+    dataDir,
+    process.env.BENCH_SERVICE_LOG ?? path.join(BENCH_DIR, 'service.log'),
+  )
   const services = await openServices(
     { ...loadConfig({}), dataDir, dataDirIsDefault: false, allowPrivateSmtpHosts: true },
     createLogger('warn'),

@@ -208,6 +208,10 @@ export async function settleInterrupted(
   return row
 }
 
+/** The subject of a listed record's batch content, when it has one (a list leaves the bodies out). */
+const CONTENT_SUBJECT = (db: Db) => db`
+  (select json_build_object('subject', c.subject) from batch_contents c where c.id = outbox.content_id) as content`
+
 export function selectOutbox(
   db: Db,
   accountId: number,
@@ -217,10 +221,6 @@ export function selectOutbox(
     select ${COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload
     from outbox where account_id = ${accountId} order by id desc limit ${limit}`
 }
-
-/** The subject of the record's batch content, when it has one (for a list: the bodies stay out). */
-const CONTENT_SUBJECT = (db: Db, record = db`outbox`) => db`
-  (select json_build_object('subject', c.subject) from batch_contents c where c.id = ${record}.content_id) as content`
 
 // ---------------------------------------------------------------- The queue
 
