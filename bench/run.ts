@@ -27,7 +27,7 @@ import { openServices } from '../src/open-services.ts'
 import { startSmtpSink } from '../test/support/smtp-sink.ts'
 import { createTlsMaterial } from '../test/support/tls.ts'
 import { SCENARIOS } from './scenarios/index.ts'
-import { type Figures, makeBench } from './support.ts'
+import { type Figures, makeBench, percentile } from './support.ts'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000)
@@ -56,7 +56,11 @@ async function main() {
 
   const dataDir = path.join(BENCH_DIR, 'data')
   const sink = await startSmtpSink({ port: 587, tls: JSON.parse(BENCH_TLS) })
-  const service = await startService(dataDir, path.join(BENCH_DIR, 'service.log'))
+  // BENCH_SERVICE_LOG keeps the service's log past the run (the bench's directory is removed).
+  const service = await startService(
+    dataDir,
+    process.env.BENCH_SERVICE_LOG ?? path.join(BENCH_DIR, 'service.log'),
+  )
   const services = await openServices(
     { ...loadConfig({}), dataDir, dataDirIsDefault: false, allowPrivateSmtpHosts: true },
     createLogger('warn'),
@@ -161,10 +165,6 @@ async function startService(dataDir: string, logFile: string) {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
-}
-
 function report(rows: Figures[]) {
   const base = rows[0]
   const baseRate = base ? base.count / base.seconds : 1
@@ -222,6 +222,7 @@ function report(rows: Figures[]) {
     )
     console.log(cells.join('  ').trimEnd())
   }
+  for (const f of rows) if (f.note) console.log(`\n${f.name}: ${f.note}`)
   const load = os.loadavg().map((l) => l.toFixed(1))
   console.log(
     `\nLoad average at the end (1, 5, 15 min): ${load.join(', ')} on ${os.availableParallelism()} cores`,

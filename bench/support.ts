@@ -20,6 +20,8 @@ export interface Figures {
   cpuMs?: { service: number; postgres: number; bench: number }
   /** Compared with the raw baseline (throughput, and p50 for request rows). */
   target?: { ratio: number; p50WithinMs?: number }
+  /** Figures of the row that fit no column, printed under the table. */
+  note?: string
 }
 
 export interface Bench {
@@ -175,6 +177,11 @@ async function treeCpuMs(pid: number | undefined): Promise<number> {
 function ownCpuMs(): number {
   const { user, system } = process.cpuUsage()
   return (user + system) / 1000
+}
+
+/** The value below which `p` percent of `sorted` lie. */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 }
 
 export function addresses(n: number, tag: string): string[] {

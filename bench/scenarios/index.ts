@@ -1,3 +1,4 @@
+import { audienceBatch } from './audience-batch.ts'
 import { audienceImport } from './audience-import.ts'
 import { batch } from './batch.ts'
 import { enqueue } from './enqueue.ts'
@@ -9,4 +10,4 @@ import { send } from './send.ts'
  * compared with it. A new scenario is a file in this folder and a line here.
  * `BENCH_ONLY=send,batch` runs only those (and the baseline).
  */
-export const SCENARIOS = [raw, send, enqueue, batch, audienceImport]
+export const SCENARIOS = [raw, send, enqueue, batch, audienceImport, audienceBatch]

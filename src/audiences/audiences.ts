@@ -6,14 +6,13 @@ import {
   countMembers,
   deleteAudiences,
   deleteMemberRow,
+  hasMembers,
   insertAudience,
   insertMembers,
   insertTemporaryAudience,
   type MemberInput,
-  type Payload,
   selectAudiences,
   selectMembers,
-  selectRecipients,
   updateAudienceRow,
 } from '../db/audiences.ts'
 import { isStorableId } from '../db/ids.ts'
@@ -42,13 +41,6 @@ export interface MemberPage {
 export interface AddedMembers {
   inserted: number
   duplicates: number
-}
-
-/** One recipient of a batch sent to an audience. */
-export interface BatchRecipient {
-  id: number
-  email: string
-  payload: Payload
 }
 
 export function listAudiences(db: Db, accountId: number): Promise<AudienceWithCount[]> {
@@ -139,19 +131,15 @@ export function createTemporaryAudience(
 }
 
 /**
- * The recipients of a batch sent to `audienceId`, in member order. The contract answers 400 here,
- * not 404 / 403: the audience is a field of the batch request, not the resource addressed.
+ * Checks that a batch may be sent to `audienceId`: the account's, with members. The contract
+ * answers 400 here, not 404 / 403: the audience is a field of the batch request, not the
+ * resource addressed. The members themselves never come into the process: the batch's records
+ * are made from them inside PostgreSQL.
  */
-export async function audienceMembersForBatch(
-  db: Db,
-  accountId: number,
-  audienceId: number,
-): Promise<BatchRecipient[]> {
+export async function checkBatchAudience(db: Db, accountId: number, audienceId: number): Promise<void> {
   const audience = isStorableId(audienceId) ? await audienceById(db, audienceId) : undefined
   if (audience?.user_id !== accountId) throw new AppError('INVALID_AUDIENCE')
-  const members = await selectRecipients(db, audienceId)
-  if (members.length === 0) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
-  return members
+  if (!(await hasMembers(db, audienceId))) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
 }
 
 /** The audience row (without its count) after the ownership check, optionally locked. */

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { deleteMemberRow } from '../db/audiences.ts'
+import { deleteMemberRow, type MemberLinkSigning } from '../db/audiences.ts'
 import { isStorableId } from '../db/ids.ts'
 import type { Db } from '../db/sql.ts'
 
@@ -21,9 +21,31 @@ export interface MemberRef {
   memberId: number
 }
 
+function signingKey(secret: string): Buffer {
+  return createHmac('sha256', secret).update('mailroom unsubscribe link v1').digest()
+}
+
 function signature(secret: string, ref: MemberRef): Buffer {
-  const key = createHmac('sha256', secret).update('mailroom unsubscribe link v1').digest()
-  return createHmac('sha256', key).update(`${ref.audienceId}.${ref.memberId}`).digest()
+  return createHmac('sha256', signingKey(secret)).update(`${ref.audienceId}.${ref.memberId}`).digest()
+}
+
+/** HMAC-SHA256's block size: the key is padded to it. */
+const BLOCK = 64
+
+/**
+ * How PostgreSQL signs the links of an audience's members while it expands them into a batch
+ * (they never come into the process): HMAC-SHA256 is two plain SHA-256, built into PostgreSQL,
+ * over the key's pads. The tokens are byte for byte those of `unsubscribeToken`.
+ */
+export function memberLinkSigning(links: UnsubscribeLinks, audienceId: number): MemberLinkSigning {
+  const key = Buffer.alloc(BLOCK)
+  signingKey(links.secret).copy(key)
+  return {
+    audienceId,
+    prefix: `${links.publicUrl}/unsubscribe/${audienceId}.`,
+    innerPad: Buffer.from(key.map((byte) => byte ^ 0x36)),
+    outerPad: Buffer.from(key.map((byte) => byte ^ 0x5c)),
+  }
 }
 
 /** The member's unsubscribe token: `<audience>.<member>.<signature>`. */
@@ -59,7 +81,7 @@ export async function unsubscribe(db: Db, secret: string, token: string): Promis
 
 /**
  * The headers an audience batch's message carries (RFC 2369 and RFC 8058), or none for any
- * other mail. The link is computed when the batch is made and kept with the message.
+ * other mail. The link is signed when the batch is made and kept with the message.
  */
 export function listUnsubscribeHeaders(url: string | null): Record<string, string> | undefined {
   if (url === null) return undefined

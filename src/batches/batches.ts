@@ -1,15 +1,24 @@
 import type { z } from 'zod'
-import { audienceMembersForBatch, createTemporaryAudience } from '../audiences/audiences.ts'
-import { type UnsubscribeLinks, unsubscribeUrl } from '../audiences/unsubscribe.ts'
+import { checkBatchAudience, createTemporaryAudience } from '../audiences/audiences.ts'
+import { memberLinkSigning, type UnsubscribeLinks } from '../audiences/unsubscribe.ts'
 import { selectConnection } from '../connections/selection.ts'
-import { deleteAudiences } from '../db/audiences.ts'
-import { type BatchRow, batchById, deleteBatchRow, insertBatch, setTemporaryAudience } from '../db/batches.ts'
+import { deleteAudiences, membersOf } from '../db/audiences.ts'
+import {
+  type BatchRow,
+  batchById,
+  deleteBatchRow,
+  insertBatch,
+  insertBatchContent,
+  setBatchRecipients,
+} from '../db/batches.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
 import {
+  enqueueBatchRecipients,
   enqueueMessages,
   type FailedRecipient,
   failedRecipients,
+  type QueuedMessage,
   requeueFailedOfBatch,
 } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
@@ -32,19 +41,15 @@ export interface BatchCreated {
   status_url: string
 }
 
-/** One email of the batch to be: its recipient and the content rendered for them. */
-interface Recipient {
-  to: string
-  content: ReturnType<ReturnType<typeof compileContent>>
-  /** An audience batch's one-click unsubscribe link for this member. */
-  unsubscribeUrl?: string
-}
-
 /**
  * POST /send/batch after validation (and the plan check): the mode rules, the size limit, the
  * saved template and audience, then the connection (as for /enqueue: a paused one is accepted).
- * Every recipient's email is rendered now and queued with the batch in one transaction, so the
- * batch is unaffected by later changes to its template or audience.
+ * The content is stored once, and one record per recipient holds its address and payload, all
+ * queued in one transaction; each message is rendered when it is sent. The batch is thus
+ * unaffected by later changes to its template or audience. Recipients (an audience's, or the
+ * temporary audience of `recipients`) are queued inside PostgreSQL, whatever their number; the
+ * messages of `emails` (at most 1000, each with its own content) are rendered here, as the
+ * request carries them.
  */
 export async function createBatch(
   sql: Sql,
@@ -56,80 +61,76 @@ export async function createBatch(
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
   if (body.emails) checkBatchSize('emails', body.emails.length)
-  const recipients = await recipientsOf(sql, caller.accountId, body, unique, links)
+  const content = body.emails
+    ? undefined
+    : (body.template ?? (await savedTemplate(sql, caller.accountId, body.template_id as number)))
+  if (body.audience_id !== undefined) await checkBatchAudience(sql, caller.accountId, body.audience_id)
   const connection = await selectConnection(sql, caller, body.from, 'queued')
   const batch = await sql.begin(async (tx) => {
     const row = await insertBatch(tx, {
       accountId: caller.accountId,
       connectionId: connection.id,
       name: body.name ?? null,
-      totalCount: recipients.length,
+      totalCount: body.emails?.length ?? 0,
     })
-    if (unique) {
-      await setTemporaryAudience(
-        tx,
-        row.id,
-        await createTemporaryAudience(tx, caller.accountId, unique, row.name),
-      )
+    if (body.emails) {
+      const email = renderedEmail(caller.accountId, connection.from_address, row.id)
+      await enqueueMessages(tx, connection.id, body.emails.map(email))
+      return { id: row.id, totalCount: body.emails.length }
     }
-    await enqueueMessages(
-      tx,
-      connection.id,
-      recipients.map(({ to, content, unsubscribeUrl }) => ({
-        accountId: caller.accountId,
-        from: connection.from_address,
-        to: [to],
-        cc: [],
-        bcc: [],
-        subject: content.subject,
-        text_body: content.text_body,
-        html_body: content.html_body,
-        messageId: newMessageId(connection.from_address),
-        batchId: row.id,
-        ...(unsubscribeUrl === undefined ? {} : { unsubscribeUrl }),
-      })),
-    )
-    return row
+    const temporaryAudienceId = unique
+      ? await createTemporaryAudience(tx, caller.accountId, unique, row.name)
+      : null
+    const template = content as MessageContent
+    const totalCount = await enqueueBatchRecipients(tx, {
+      accountId: caller.accountId,
+      connectionId: connection.id,
+      from: connection.from_address,
+      batchId: row.id,
+      contentId: await insertBatchContent(tx, caller.accountId, {
+        subject: template.subject,
+        text_body: template.text_body ?? null,
+        html_body: template.html_body ?? null,
+      }),
+      // An audience's members get their unsubscribe link; a `recipients` batch's list is no audience of theirs.
+      members:
+        temporaryAudienceId === null
+          ? membersOf(tx, body.audience_id as number, memberLinkSigning(links, body.audience_id as number))
+          : membersOf(tx, temporaryAudienceId),
+    })
+    // Emptied since it was checked: nothing of the batch is kept.
+    if (totalCount === 0) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
+    await setBatchRecipients(tx, row.id, { totalCount, temporaryAudienceId })
+    return { id: row.id, totalCount }
   })
   return {
     success: true,
     batch_id: batch.id,
-    total_count: recipients.length,
+    total_count: batch.totalCount,
     message: 'Batch created and started',
     status_url: `/v1/batches/${batch.id}`,
   }
 }
 
-/**
- * Every recipient with its rendered content: placeholders filled from audience payloads, empty
- * otherwise. An audience's members also get their unsubscribe link, as `{{unsubscribe_url}}`
- * (reserved: it wins over a payload's own) and kept for the message's List-Unsubscribe header.
- */
-async function recipientsOf(
-  sql: Sql,
-  accountId: number,
-  body: BatchRequest,
-  unique: string[] | undefined,
-  links: UnsubscribeLinks,
-): Promise<Recipient[]> {
-  if (body.emails) {
-    return body.emails.map((email) => ({ to: email.to, content: compileContent(email)(null) }))
-  }
-  const content = body.template ?? (await savedTemplate(sql, accountId, body.template_id as number))
-  const render = compileContent(content)
-  const audienceId = body.audience_id
-  if (audienceId === undefined) {
-    return (unique ?? []).map((email) => ({ to: email, content: render(null) }))
-  }
-  const members = await audienceMembersForBatch(sql, accountId, audienceId)
-  return members.map((member) => {
-    const url = unsubscribeUrl(links, { audienceId, memberId: member.id })
+type BatchEmail = NonNullable<BatchRequest['emails']>[number]
+
+/** A message of an `emails` batch, rendered with every placeholder empty (it has no payload). */
+function renderedEmail(accountId: number, from: string, batchId: number) {
+  return (email: BatchEmail): QueuedMessage => {
+    const content = compileContent(email)(null)
     return {
-      to: member.email,
-      content: render({ ...member.payload, unsubscribe_url: url }),
-      unsubscribeUrl: url,
+      accountId,
+      from,
+      to: [email.to],
+      cc: [],
+      bcc: [],
+      subject: content.subject,
+      text_body: content.text_body,
+      html_body: content.html_body,
+      messageId: newMessageId(from),
+      batchId,
     }
-  })
+  }
 }
 
 async function savedTemplate(db: Db, accountId: number, id: number): Promise<MessageContent> {

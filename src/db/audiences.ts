@@ -178,13 +178,41 @@ export async function insertTemporaryAudience(
   return row.id
 }
 
-/** Every member's address and payload, in member order. */
-export function selectRecipients(
-  db: Db,
-  audienceId: number,
-): Promise<{ id: number; email: string; payload: Payload }[]> {
-  return db<{ id: number; email: string; payload: Payload }[]>`
-    select id, email, payload from audience_members where audience_id = ${audienceId} order by id`
+/** Whether the audience has at least one member. */
+export async function hasMembers(db: Db, audienceId: number): Promise<boolean> {
+  const [row] = await db<{ any: boolean }[]>`
+    select exists (select 1 from audience_members where audience_id = ${audienceId}) as any`
+  return row?.any ?? false
+}
+
+/** What signing the members' unsubscribe links takes (see audiences/unsubscribe.ts). */
+export interface MemberLinkSigning {
+  audienceId: number
+  /** The link up to the signature: `<public URL>/unsubscribe/<audience>.` (the member id follows). */
+  prefix: string
+  /** The signing key, zero-padded to SHA-256's block and XORed with HMAC's inner and outer pads. */
+  innerPad: Buffer
+  outerPad: Buffer
+}
+
+/**
+ * The audience's members (email, payload, id, unsubscribe_url) as a subquery, for a statement
+ * that expands them inside PostgreSQL (a batch's records) instead of bringing them into the
+ * process. With `links`, each member's one-click unsubscribe link is signed here and is also in
+ * the payload as `unsubscribe_url` (reserved: it wins over a payload's own); without, it is null.
+ */
+export function membersOf(db: Db, audienceId: number, links?: MemberLinkSigning): Fragment {
+  if (!links)
+    return db`select email, payload, id, null::text as unsubscribe_url from audience_members where audience_id = ${audienceId}`
+  const signature = db`sha256(${links.outerPad}::bytea || sha256(${links.innerPad}::bytea
+    || convert_to(${String(links.audienceId)}::text || '.' || id, 'UTF8')))`
+  // base64url without padding, as Node's 'base64url' writes it.
+  const url = db`${links.prefix}::text || id || '.' || translate(encode(${signature}, 'base64'), '+/=', '-_')`
+  return db`
+    select email, coalesce(payload, '{}') || jsonb_build_object('unsubscribe_url', url) as payload, id,
+           url as unsubscribe_url
+    from audience_members cross join lateral (select ${url} as url) link
+    where audience_id = ${audienceId}`
 }
 
 /**

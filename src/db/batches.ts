@@ -1,8 +1,12 @@
 import type { Plan } from '../plans.ts'
-import { batchProgress } from './outbox.ts'
+import { type BatchContent, batchProgress } from './outbox.ts'
 import type { Db } from './sql.ts'
 
-/** The batches table. A batch's progress is read from its recipients' outbox records. */
+/**
+ * The batches and batch_contents tables. A batch's progress is read from its recipients' outbox
+ * records; its content (subject and bodies, placeholders unrendered) is stored once, and each
+ * record points at it.
+ */
 
 export interface BatchRow {
   id: number
@@ -31,8 +35,39 @@ export async function insertBatch(
   return row
 }
 
-export async function setTemporaryAudience(tx: Db, batchId: number, audienceId: number): Promise<void> {
-  await tx`update batches set temporary_audience_id = ${audienceId} where id = ${batchId}`
+/** The batch's recipients once they are queued: how many, and the temporary audience behind them. */
+export async function setBatchRecipients(
+  tx: Db,
+  batchId: number,
+  recipients: { totalCount: number; temporaryAudienceId: number | null },
+): Promise<void> {
+  await tx`
+    update batches set total_count = ${recipients.totalCount}, temporary_audience_id = ${recipients.temporaryAudienceId}
+    where id = ${batchId}`
+}
+
+/** Stores a batch's content once: the template its recipients' messages are rendered from. */
+export async function insertBatchContent(tx: Db, accountId: number, content: BatchContent): Promise<number> {
+  const [row] = await tx<{ id: number }[]>`
+    insert into batch_contents (account_id, subject, text_body, html_body)
+    values (${accountId}, ${content.subject}, ${content.text_body}, ${content.html_body})
+    returning id`
+  if (!row) throw new Error('the batch content was not recorded')
+  return row.id
+}
+
+export async function batchContent(db: Db, id: number): Promise<BatchContent | undefined> {
+  const [row] = await db<
+    BatchContent[]
+  >`select subject, text_body, html_body from batch_contents where id = ${id}`
+  return row
+}
+
+/** Contents no outbox record points at any more (their records were purged). */
+export async function purgeUnreadContents(db: Db): Promise<number> {
+  const gone = await db`
+    delete from batch_contents c where not exists (select 1 from outbox o where o.content_id = c.id)`
+  return gone.count
 }
 
 /** Batches (alias `b`) with their counts from their recipients' records. */

@@ -1,6 +1,7 @@
 import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
+import type { Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
@@ -32,6 +33,24 @@ export interface OutboxRecord {
   created_at: string
   updated_at: string
   sent_at: string | null
+}
+
+/** A batch's content as stored once: subject and bodies with their placeholders unrendered. */
+export interface BatchContent {
+  subject: string
+  text_body: string | null
+  html_body: string | null
+}
+
+/**
+ * A record as stored: a batch recipient's record has no subject or bodies of its own but its
+ * batch's `content` (only the fields the reader asked for) and its `payload`, rendered by the
+ * reader; any other record has its own, and `content` null.
+ */
+export type StoredRecord<T extends { subject: string }> = Omit<T, 'subject'> & {
+  subject: string | null
+  content: (Partial<BatchContent> & { subject: string }) | null
+  payload: Payload
 }
 
 /** An attempt in flight longer than this is taken for dead (well beyond every SMTP timeout). */
@@ -189,9 +208,18 @@ export async function settleInterrupted(
   return row
 }
 
-export function selectOutbox(db: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
-  return db<OutboxRecord[]>`
-    select ${COLUMNS(db)} from outbox where account_id = ${accountId} order by id desc limit ${limit}`
+/** The subject of a listed record's batch content, when it has one (a list leaves the bodies out). */
+const CONTENT_SUBJECT = (db: Db) => db`
+  (select json_build_object('subject', c.subject) from batch_contents c where c.id = outbox.content_id) as content`
+
+export function selectOutbox(
+  db: Db,
+  accountId: number,
+  limit: number,
+): Promise<StoredRecord<OutboxRecord>[]> {
+  return db<StoredRecord<OutboxRecord>[]>`
+    select ${COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload
+    from outbox where account_id = ${accountId} order by id desc limit ${limit}`
 }
 
 // ---------------------------------------------------------------- The queue
@@ -203,8 +231,6 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   batchId?: number
   /** Where replies go (a form's submitter). */
   replyTo?: string
-  /** The one-click unsubscribe link of an audience batch's message. */
-  unsubscribeUrl?: string
 }
 
 /**
@@ -232,27 +258,59 @@ export async function enqueueMessages(
     message_id: m.messageId,
     batch_id: m.batchId ?? null,
     reply_to: m.replyTo ?? null,
-    unsubscribe_url: m.unsubscribeUrl ?? null,
   }))
   return db<{ id: number; queued_at: Date }[]>`
     with queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-                          unsubscribe_url, next_attempt_at, request_id)
+                          next_attempt_at, request_id)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
-             bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to, unsubscribe_url,
+             bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
              mailroom_now(), ${requestId}::text
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
-             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
-             unsubscribe_url text))
+             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
-                                text_body, html_body, message_id, batch_id, reply_to, unsubscribe_url, n)
+                                text_body, html_body, message_id, batch_id, reply_to, n)
       order by n
       returning id, created_at as queued_at
     ), run as (${queueRunRequest(db, connectionId)})
     -- Referring to the run makes it happen; ids follow the messages' order.
     select id, queued_at from queued, (select count(*) from run) as requested order by id`
+}
+
+/** A batch's recipients, queued from an audience inside PostgreSQL. */
+export interface BatchRecipients {
+  accountId: number
+  connectionId: number
+  from: string
+  batchId: number
+  contentId: number
+  /** Rows (email, payload, id, unsubscribe_url): the members, queued in `id` order. */
+  members: Fragment
+}
+
+/**
+ * Queues one record per member, each holding its recipient and payload (the content is the
+ * batch's, rendered when sent), under a new Message-ID in the sender's domain, as newMessageId
+ * makes them; and asks for a run of the connection's queue. One statement whatever the number of
+ * members: they never come into the process. Returns how many were queued.
+ */
+export async function enqueueBatchRecipients(db: Db, batch: BatchRecipients): Promise<number> {
+  const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
+  const [row] = await db<{ queued: number }[]>`
+    with queued as (
+      insert into outbox (account_id, connection_id, status, from_address, to_addresses, content_id, payload,
+                          message_id, batch_id, unsubscribe_url, next_attempt_at, request_id)
+      select ${batch.accountId}::int, ${batch.connectionId}::int, 'queued', ${batch.from}::text, array[m.email],
+             ${batch.contentId}::int, m.payload, '<' || gen_random_uuid() || '@' || ${domain}::text || '>',
+             ${batch.batchId}::int, m.unsubscribe_url, mailroom_now(), ${currentRequestId() ?? null}::text
+      from (${batch.members}) m
+      order by m.id
+      returning 1
+    ), run as (${queueRunRequest(db, batch.connectionId)})
+    select (select count(*) from queued)::int as queued, (select count(*) from run) as requested`
+  return row?.queued ?? 0
 }
 
 /** A claimed message and what its retry schedule needs. */
@@ -270,9 +328,12 @@ export interface ClaimedMessage {
   to_addresses: string[]
   cc_addresses: string[]
   bcc_addresses: string[]
-  subject: string
+  /** Null for a batch recipient's record: its message is rendered from `content_id` and `payload`. */
+  subject: string | null
   text_body: string | null
   html_body: string | null
+  content_id: number | null
+  payload: Payload
   /** The API request that queued it (X-Request-Id), if any. */
   request_id: string | null
   reply_to: string | null
@@ -304,7 +365,7 @@ export async function claimNext(
     returning o.id, o.attempts, o.failures, o.deferrals,
       extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
       o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-      o.request_id, o.reply_to, o.unsubscribe_url`
+      o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url`
   return row
 }
 
@@ -545,7 +606,8 @@ function conditions(db: Db, filter: OutboxFilter): Fragment[] {
   if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
   if (filter.search) {
     const pattern = containing(filter.search)
-    parts.push(db`(subject ilike ${pattern}
+    // A batch recipient's subject is searched as its batch's template says it, placeholders and all.
+    parts.push(db`(coalesce(subject, (select c.subject from batch_contents c where c.id = content_id)) ilike ${pattern}
       or array_to_string(to_addresses || cc_addresses || bcc_addresses, ' ') ilike ${pattern})`)
   }
   return parts
@@ -557,13 +619,13 @@ export function outboxPage(
   accountId: number,
   filter: OutboxFilter,
   page: { before?: number | undefined; limit: number },
-): Promise<OutboxListRow[]> {
+): Promise<StoredRecord<OutboxListRow>[]> {
   const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
   if (page.before !== undefined) where.push(db`id < ${page.before}`)
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
-  return db<OutboxListRow[]>`
+  return db<StoredRecord<OutboxListRow>[]>`
     select id, status, from_address as "from", to_addresses as "to", subject, error, attempts,
-      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at
+      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at, ${CONTENT_SUBJECT(db)}, payload
     from outbox where ${all}
     order by id desc limit ${page.limit}`
 }
@@ -598,19 +660,21 @@ export interface HistoryLine {
   recipients: RecipientOutcome[]
 }
 
-/** One record of the account, with its content when kept. */
+/** One record of the account, with its content when kept (a batch recipient's: its batch's, whole). */
 export async function outboxRecordDetail(
   db: Db,
   accountId: number,
   id: number,
-): Promise<OutboxDetail | undefined> {
-  const [row] = await db<OutboxDetail[]>`
+): Promise<StoredRecord<OutboxDetail> | undefined> {
+  const [row] = await db<StoredRecord<OutboxDetail>[]>`
     select o.id, o.status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
       o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
       c.from_address as connection_from, o.batch_id, b.name as batch_name,
       case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
       api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
-      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients,
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload,
+      (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
+       from batch_contents bc where bc.id = o.content_id) as content,
       coalesce((
         select json_agg(json_build_object('attempt', a.attempt, 'at', api_timestamp(a.at),
           'outcome', a.outcome, 'reply', a.reply, 'recipients', a.recipients) order by a.id)

@@ -3,6 +3,7 @@ import { queueConnection } from '../db/connections.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
 import { queueState } from '../db/outbox.ts'
 import type { SendContext } from '../sending/deliver.ts'
+import { BatchContents } from './batch-contents.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 import { sendNextQueued } from './send-queued.ts'
 
@@ -34,10 +35,11 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   // Stops every lane: a long wait on the connection, or a lane failing (the database gone, say)
   // before the run fails and graphile-worker retries it.
   const halt = new AbortController()
+  const contents = new BatchContents()
   const stop = AbortSignal.any([options.stopping, halt.signal])
   const lane = async () => {
     while (!stop.aborted) {
-      const outcome = await sendNextQueued(context, connection, options.processId, options.policy)
+      const outcome = await sendNextQueued(context, connection, options.processId, options.policy, contents)
       if (outcome.kind === 'idle') return
       if (outcome.kind === 'blocked') {
         if (outcome.waitMs > SLEEP_THROUGH_MS) {

@@ -8,13 +8,14 @@ import {
   type Settlement,
   settleAttempt,
 } from '../db/outbox.ts'
-import type { Db } from '../db/sql.ts'
+import type { Db, Sql } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
-import { attemptLine, deliver, type SendContext } from '../sending/deliver.ts'
+import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import type { BatchContents } from './batch-contents.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 
 export type QueuedSendOutcome =
@@ -42,8 +43,9 @@ export async function sendNextQueued(
   connection: QueueConnection,
   processId: string,
   policy: RetryPolicy,
+  contents: BatchContents,
 ): Promise<QueuedSendOutcome> {
-  let claimed: { message: ClaimedMessage; reservation: Reservation }
+  let claimed: { message: ClaimedMessage; content: Content; reservation: Reservation }
   try {
     claimed = await context.sql.begin(async (tx) => {
       // Issued together, so postgres.js pipelines them: one round trip instead of two.
@@ -52,8 +54,13 @@ export async function sendNextQueued(
         claimNext(tx, connection.id, processId),
       ])
       if (!message) throw new NothingDue()
-      await recordReservation(tx, message.id, reservation)
-      return { message, reservation }
+      // Rendered before the claim commits, so that a failure to read the batch's content leaves
+      // the message queued rather than held.
+      const [content] = await Promise.all([
+        contentOf(context.sql, message, contents),
+        recordReservation(tx, message.id, reservation),
+      ])
+      return { message, content, reservation }
     })
   } catch (error) {
     if (error instanceof LimitReached) return { kind: 'blocked', waitMs: error.waitMs }
@@ -62,8 +69,23 @@ export async function sendNextQueued(
   }
   // Logged under the id of the request that queued it.
   return withRequestId(claimed.message.request_id, () =>
-    sendClaimed(context, connection, claimed.message, claimed.reservation, policy),
+    sendClaimed(context, connection, claimed.message, claimed.content, claimed.reservation, policy),
   )
+}
+
+/** What a message says: its own subject and bodies, or a batch recipient's, rendered now. */
+type Content = Pick<OutgoingMessage, 'subject' | 'text' | 'html'>
+
+async function contentOf(sql: Sql, message: ClaimedMessage, contents: BatchContents): Promise<Content> {
+  const own =
+    message.content_id === null
+      ? { subject: message.subject ?? '', text_body: message.text_body, html_body: message.html_body }
+      : await contents.render(sql, message.content_id, message.payload)
+  return {
+    subject: own.subject,
+    ...(own.text_body == null ? {} : { text: own.text_body }),
+    ...(own.html_body == null ? {} : { html: own.html_body }),
+  }
 }
 
 /** Sends a claimed message and records what became of it. */
@@ -71,6 +93,7 @@ async function sendClaimed(
   context: SendContext,
   connection: QueueConnection,
   message: ClaimedMessage,
+  content: Content,
   reservation: Reservation,
   policy: RetryPolicy,
 ): Promise<QueuedSendOutcome> {
@@ -89,9 +112,7 @@ async function sendClaimed(
       cc: message.cc_addresses,
       bcc: message.bcc_addresses,
       envelope: stillToTry(envelope, message.recipients),
-      subject: message.subject,
-      ...(message.text_body === null ? {} : { text: message.text_body }),
-      ...(message.html_body === null ? {} : { html: message.html_body }),
+      ...content,
       ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
       ...listUnsubscribe(message.unsubscribe_url),
     },

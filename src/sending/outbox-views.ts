@@ -9,6 +9,7 @@ import {
 } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
+import { rendered } from './rendered.ts'
 
 export type { HistoryLine, OutboxDetail, OutboxFilter, OutboxListRow }
 
@@ -29,7 +30,7 @@ export async function browseOutbox(
   before?: number,
 ): Promise<OutboxPage> {
   const rows = await outboxPage(db, accountId, filter, { before, limit: OUTBOX_PAGE_SIZE + 1 })
-  const records = rows.slice(0, OUTBOX_PAGE_SIZE)
+  const records = rows.slice(0, OUTBOX_PAGE_SIZE).map(rendered)
   return { records, older: rows.length > OUTBOX_PAGE_SIZE ? records.at(-1)?.id : undefined }
 }
 
@@ -38,5 +39,5 @@ export async function outboxRecord(db: Db, accountId: number, id: number): Promi
   const record = isStorableId(id) ? await outboxRecordDetail(db, accountId, id) : undefined
   if (!record)
     throw new AppError('OUTBOX_RECORD_NOT_FOUND', `There is no outbox record with ID ${id} on this account`)
-  return record
+  return rendered(record)
 }

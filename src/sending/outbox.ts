@@ -11,6 +11,7 @@ import {
 import type { Db } from '../db/sql.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { EmailRequest } from './email-request.ts'
+import { rendered } from './rendered.ts'
 
 export type { AttemptRecord, OutboxRecord }
 
@@ -57,6 +58,6 @@ export async function attemptByIdempotencyKey(
 }
 
 /** The account's outbox, newest first (`mailroom outbox list`). */
-export function listOutbox(db: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
-  return selectOutbox(db, accountId, limit)
+export async function listOutbox(db: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
+  return (await selectOutbox(db, accountId, limit)).map(rendered)
 }

@@ -1,5 +1,5 @@
 import { deleteAudiences } from '../db/audiences.ts'
-import { purgeEndedBatches } from '../db/batches.ts'
+import { purgeEndedBatches, purgeUnreadContents } from '../db/batches.ts'
 import { purgeOutbox } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 import { purgeCounters } from '../db/usage.ts'
@@ -18,7 +18,8 @@ function retentionDays(): Record<Plan, number> {
 
 /**
  * Applies the plans' email log retention: outbox records past it go, and with them the
- * idempotency keys they hold; so do ended batches. Mail still queued or in flight is never
+ * idempotency keys they hold, and the batch contents no record is rendered from any more; so do
+ * ended batches. Mail still queued or in flight is never
  * touched, nor the records of a batch that still exists (they are its recipients).
  */
 export async function purgeExpired(sql: Sql): Promise<{ batches: number; outbox: number; counters: number }> {
@@ -33,6 +34,8 @@ export async function purgeExpired(sql: Sql): Promise<{ batches: number; outbox:
     return temporaryAudiences.length
   })
   const outbox = await purgeOutbox(sql, retention)
+  // A batch's content goes with the last record rendered from it.
+  await purgeUnreadContents(sql)
   const counters = await purgeCounters(sql, COUNTER_KEEP_DAYS)
   return { batches, outbox, counters }
 }

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  type AudienceMember,
-  audienceMembersForBatch,
-  type MemberInput,
-} from '../../src/audiences/audiences.ts'
+import { type AudienceMember, checkBatchAudience, type MemberInput } from '../../src/audiences/audiences.ts'
 import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
 import { humanText, TIMESTAMP, validationBody } from '../support/matchers.ts'
 
@@ -418,22 +414,13 @@ describe('audience and member IDs', () => {
   })
 })
 
-describe('audienceMembersForBatch (the recipients of a batch sent to an audience)', () => {
+describe('checkBatchAudience (whether a batch may be sent to an audience)', () => {
   const invalidAudience = { code: 'INVALID_AUDIENCE', message: 'Invalid audience' }
 
-  it('returns {id, email, payload} of every member in member order', async () => {
+  it('accepts the account’s audience with members', async () => {
     const { owner, audienceId } = await ownerWithAudience()
-    const members = [
-      { email: 'Grace@example.com', payload: { first_name: 'Grace' } },
-      { email: 'ada@example.com' },
-      { email: 'alan@example.com', payload: { n: 1 } },
-    ]
-    await expectAdded(owner, audienceId, members, { inserted: 3, duplicates: 0 })
-    expect(await audienceMembersForBatch(app.services.sql, owner.account.id, audienceId)).toEqual([
-      { id: expect.any(Number), email: 'Grace@example.com', payload: { first_name: 'Grace' } },
-      { id: expect.any(Number), email: 'ada@example.com', payload: null },
-      { id: expect.any(Number), email: 'alan@example.com', payload: { n: 1 } },
-    ])
+    await expectAdded(owner, audienceId, addresses(1), { inserted: 1, duplicates: 0 })
+    await expect(checkBatchAudience(app.services.sql, owner.account.id, audienceId)).resolves.toBeUndefined()
   })
 
   it('refuses an audience that does not exist or is another account’s: 400 Invalid audience', async () => {
@@ -441,18 +428,19 @@ describe('audienceMembersForBatch (the recipients of a batch sent to an audience
     await expectAdded(owner, audienceId, addresses(1), { inserted: 1, duplicates: 0 })
     const intruder = await seedAccount(app, { plan: 'pro' })
     const sql = app.services.sql
-    await expect(audienceMembersForBatch(sql, intruder.account.id, audienceId)).rejects.toMatchObject(
+    await expect(checkBatchAudience(sql, intruder.account.id, audienceId)).rejects.toMatchObject(
       invalidAudience,
     )
     for (const id of [audienceId + 1000, 2147483648]) {
-      await expect(audienceMembersForBatch(sql, owner.account.id, id)).rejects.toMatchObject(invalidAudience)
+      await expect(checkBatchAudience(sql, owner.account.id, id)).rejects.toMatchObject(invalidAudience)
     }
   })
 
   it('refuses an empty audience: 400 Audience has no members', async () => {
     const { owner, audienceId } = await ownerWithAudience()
-    await expect(
-      audienceMembersForBatch(app.services.sql, owner.account.id, audienceId),
-    ).rejects.toMatchObject({ code: 'AUDIENCE_HAS_NO_MEMBERS', message: 'Audience has no members' })
+    await expect(checkBatchAudience(app.services.sql, owner.account.id, audienceId)).rejects.toMatchObject({
+      code: 'AUDIENCE_HAS_NO_MEMBERS',
+      message: 'Audience has no members',
+    })
   })
 })
