@@ -15,7 +15,12 @@ export interface Form {
 
 export async function readForm(c: DashboardContext): Promise<Form> {
   // Hono keeps the parsed body: the form-token check and the handler read it once.
-  const body = await c.req.parseBody()
+  const body = await c.req.parseBody().catch(() => {
+    // A multipart type without its boundary, or a body that is not what its type says.
+    throw invalidInput([
+      { path: [], message: 'The form could not be read: send it as a browser does', code: 'custom' },
+    ])
+  })
   const texts: Record<string, string> = {}
   const files: Record<string, File> = {}
   for (const [name, value] of Object.entries(body)) {

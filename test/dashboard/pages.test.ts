@@ -231,6 +231,25 @@ describe('the rules of the API and the operator command, as readable refusals', 
     expect(textOf(audience.html)).toContain('name: Too small')
   })
 
+  it('a body that is not the form its type says answers 400, not 500 (found by the page fuzz)', async () => {
+    const { browser } = await signedIn(app, { plan: 'pro' })
+    await browser.get('/dashboard/audiences')
+    const fields = new URLSearchParams({ name: 'n', csrf: browser.token ?? '' }).toString()
+    for (const type of ['multipart/form-data', 'multipart/form-data; boundary=x']) {
+      const refused = await app.requestRoot('/dashboard/audiences', {
+        method: 'POST',
+        body: fields,
+        headers: {
+          'content-type': type,
+          origin: 'http://localhost',
+          cookie: `mailroom_session=${browser.cookies.get('mailroom_session')}`,
+        },
+      })
+      expect(refused.status, type).toBe(400)
+      expect(textOf(await refused.text())).toContain('The form could not be read')
+    }
+  })
+
   it('a batch that is still going cannot be deleted', async () => {
     const sink = await startSink(app)
     const owner = await seedAccount(app, {
