@@ -1,3 +1,5 @@
+import { isDriverConnectionFault } from '../db/driver-faults.ts'
+import type { Logger } from '../log.ts'
 import type { Services } from '../services.ts'
 import { startWebServer } from '../web.ts'
 import { startWorker } from '../worker/worker.ts'
@@ -18,9 +20,29 @@ export function stopSignal(): Promise<NodeJS.Signals> {
   })
 }
 
+/**
+ * Keeps a serving process alive through the driver faults PostgreSQL going away leaves behind
+ * (see isDriverConnectionFault): requests meanwhile answer 500 and jobs wait, and both recover
+ * when the database is back. Anything else still ends the process, as Node would.
+ */
+export function outliveDatabaseOutages(log: Logger) {
+  const lost = (fault: unknown) =>
+    log.warn({ err: fault }, 'database connection lost; the pool opens a new one for the next query')
+  process.on('unhandledRejection', (reason) => {
+    if (!isDriverConnectionFault(reason)) throw reason
+    lost(reason)
+  })
+  process.on('uncaughtException', (error) => {
+    if (isDriverConnectionFault(error)) return lost(error)
+    log.fatal({ err: error }, 'uncaught exception: stopping')
+    process.exit(1)
+  })
+}
+
 /** `mailroom start`: serves until `stop` resolves, then drains and returns. */
 export async function start(services: Services, options: StartOptions, stop: Promise<NodeJS.Signals>) {
   const { log, config } = services
+  outliveDatabaseOutages(log)
   const server = options.api ? await startWebServer(services, config.port, config.host) : undefined
   if (server) {
     log.info(

@@ -1,0 +1,31 @@
+/**
+ * Codes postgres.js gives the faults of a connection that PostgreSQL closed or refused: shut down
+ * by the administrator or on a crash (57P01-57P03), the socket reset, or not open at all.
+ */
+const CONNECTION_FAULT_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+])
+
+const DRIVER_FRAME = /node_modules[\\/]postgres[\\/]/
+
+/**
+ * Whether an error that escaped every caller is the database driver losing a connection. When
+ * PostgreSQL goes away, postgres.js 3.4 lets some of these escape as an unhandled rejection (the
+ * array-type lookup of a new connection, porsager/postgres#1192, #1205) or as an uncaught
+ * TypeError from a write on a socket it already dropped (#1223), instead of failing the query.
+ * The pool opens a new connection for the next query, so nothing is lost by carrying on.
+ */
+export function isDriverConnectionFault(reason: unknown): boolean {
+  if (!(reason instanceof Error)) return false
+  const code = (reason as { code?: unknown }).code
+  if (typeof code === 'string' && CONNECTION_FAULT_CODES.has(code)) return true
+  return reason instanceof TypeError && DRIVER_FRAME.test(reason.stack ?? '')
+}
