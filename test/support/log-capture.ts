@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream'
+import type { LogLevel } from '../../src/config.ts'
 import { createLogger, type Logger } from '../../src/log.ts'
 
 export type LogLine = Record<string, unknown> & { level: number; msg: string }
 
-/** A logger at `info` whose lines the test reads back (as JSON objects), and their raw text. */
-export function captureLogs(): { log: Logger; lines: LogLine[]; text: () => string } {
+/** A logger (at `info` unless told) whose lines the test reads back (as JSON objects), and their raw text. */
+export function captureLogs(level: LogLevel = 'info'): { log: Logger; lines: LogLine[]; text: () => string } {
   const raw: string[] = []
   const lines: LogLine[] = []
   const stream = new Writable({
@@ -15,7 +16,7 @@ export function captureLogs(): { log: Logger; lines: LogLine[]; text: () => stri
       done()
     },
   })
-  return { log: createLogger('info', 'json', stream), lines, text: () => raw.join('') }
+  return { log: createLogger(level, 'json', stream), lines, text: () => raw.join('') }
 }
 
 export const WARN = 40
