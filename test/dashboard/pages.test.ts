@@ -656,6 +656,13 @@ describe('batches', () => {
     const statuses = await app.services
       .sql`select status from outbox where batch_id = ${created.batch_id as number}`
     expect(statuses.map((r) => r.status)).toEqual(['queued', 'queued'])
+    // Each record's history keeps the failure the retry undid, and who retried it.
+    const [one] = await app.services.sql<{ id: number }[]>`
+      select id from outbox where batch_id = ${created.batch_id as number} order by id limit 1`
+    const detail = textOf((await browser.get(`/dashboard/outbox/${one?.id}`)).html)
+    expect(detail).toMatch(
+      /Queued [\d: -]+ UTC none Failed [\d: -]+ UTC 550 no Retried from the batch page [\d: -]+ UTC none/,
+    )
     const list = textOf((await browser.get('/dashboard/batches')).html)
     expect(list).toContain('Retry me')
   })
