@@ -58,19 +58,24 @@ it('takes the screenshots', async () => {
   await new Promise((resolve) => setTimeout(resolve, 3000))
   const [html] = await app.services.sql<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, subject, message_id, attempts,
-                        text_body, html_body, sent_at)
-    select ${account.id}, c.id, 'sent', c.from_address, '{ada@example.com}', 'Your invoice', '<inv-1@example.com>', 1,
-           'Hello Ada, your invoice is attached.', ${'<h1 style="color:#0a5">Invoice</h1><p>Hello <b>Ada</b>, your invoice is attached.</p><script>alert(1)</script>'}, now()
+                        text_body, html_body, created_at, sent_at)
+    select ${account.id}, c.id, 'sent', c.from_address, '{ada@example.com}', 'Your invoice', '<inv-1@example.com>', 2,
+           'Hello Ada, your invoice is attached.', ${'<h1 style="color:#0a5">Invoice</h1><p>Hello <b>Ada</b>, your invoice is attached.</p><script>alert(1)</script>'},
+           now() - interval '2 minutes', now()
     from connections c where c.account_id = ${account.id}
     returning id`
-  // What the server said, as a real send records it.
-  const accepted = [
-    { address: 'ada@example.com', status: 'accepted', reply: '250 2.0.0 Ok: queued as 4F2A1' },
+  // What the server said, as a real queued send records it: deferred once, then taken.
+  const deferred = [
+    { address: 'ada@example.com', status: 'deferred', reply: '450 4.2.1 Mailbox busy, try again later' },
   ]
-  await app.services.sql`
-    with record as (update outbox set recipients = ${app.services.sql.json(accepted)} where id = ${html?.id ?? 0})
-    insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
-    values (${html?.id ?? 0}, 1, 'delivered', '250 2.0.0 Ok: queued as 4F2A1', ${app.services.sql.json(accepted)})`
+  const accepted = [{ address: 'ada@example.com', status: 'accepted', reply: null }]
+  const { sql } = app.services
+  await sql`
+    with record as (update outbox set recipients = ${sql.json(accepted)} where id = ${html?.id ?? 0})
+    insert into outbox_attempts (outbox_id, attempt, at, outcome, reply, recipients)
+    values (${html?.id ?? 0}, 1, now() - interval '118 seconds', 'deferred', '450 4.2.1 Mailbox busy, try again later',
+            ${sql.json(deferred)}),
+           (${html?.id ?? 0}, 2, now(), 'delivered', '250 2.0.0 Ok: queued as 4F2A1', ${sql.json(accepted)})`
   await go('/dashboard/audiences')
   await page.fill('input[name=name]', 'Customers')
   await page.fill('textarea[name=description]', 'Everyone with an active subscription')

@@ -1,5 +1,12 @@
-import { createClient, isMailroomError, type MailroomClient, MailroomError } from '@mailroom/sdk'
-import { describe, expect, it } from 'vitest'
+import {
+  createClient,
+  type Email,
+  type EmailEvent,
+  isMailroomError,
+  type MailroomClient,
+  MailroomError,
+} from '@mailroom/sdk'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { type SeededAccount, seedAccount, useTestApp } from './support/app.ts'
 import { humanText, TIMESTAMP } from './support/matchers.ts'
 
@@ -266,5 +273,50 @@ describe('queued mail, audiences and batches through the SDK', () => {
     expect(refused.status).toBe(403)
     expect(refused.code).toBe('FEATURE_NOT_AVAILABLE')
     expect(refused.details).toEqual({ feature: 'batch_sending', upgradeRequired: true })
+  })
+})
+
+describe('emails through the SDK', () => {
+  it('emails.get and emails.list are typed and answer what became of a send; another account gets OUTBOX_RECORD_NOT_FOUND', async () => {
+    const sink = await app.sink({ port: 465 })
+    const owner = await seedAccount(app, { connection: { ...sink.login, from: 'follow@example.com' } })
+    const mailroom = clientFor(owner)
+    const sent = await mailroom.send({ to: 'ada@example.com', subject: 'Follow me', text_body: 'Hello' })
+
+    const { email } = await mailroom.emails.get(sent.outboxId)
+    expectTypeOf(email).toEqualTypeOf<Email>()
+    expectTypeOf(email.status).toEqualTypeOf<'queued' | 'sending' | 'sent' | 'failed'>()
+    expectTypeOf(email.history).toEqualTypeOf<EmailEvent[] | undefined>()
+    expect(email).toMatchObject({
+      id: sent.outboxId,
+      status: 'sent',
+      from: 'follow@example.com',
+      to: ['ada@example.com'],
+      subject: 'Follow me',
+      message_id: sent.messageId,
+      created_at: expect.stringMatching(TIMESTAMP),
+    })
+    expect(email.history?.map((e) => e.type)).toEqual(['submitted', 'sent'])
+
+    const page = await mailroom.emails.list({ status: 'sent', limit: 1 })
+    expect(page.emails.map((e) => e.id)).toEqual([sent.outboxId])
+    expect(page.pagination).toEqual({ limit: 1, hasMore: false, nextCursor: null })
+    expect(page.emails[0]).not.toHaveProperty('history')
+
+    const intruder = clientFor(await seedAccount(app))
+    const error = await failure(() => intruder.emails.get(sent.outboxId))
+    expect([error.status, error.code, error.body]).toEqual([
+      404,
+      'OUTBOX_RECORD_NOT_FOUND',
+      { code: 'OUTBOX_RECORD_NOT_FOUND', message: humanText },
+    ])
+    expect((await intruder.emails.list()).emails).toEqual([])
+
+    const refused = await failure(() => mailroom.emails.list({ limit: 101 }))
+    expect([refused.status, refused.code, refused.issues?.map((i) => i.path)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      [['limit']],
+    ])
   })
 })

@@ -38,6 +38,7 @@ export {
 } from './errors.js'
 export type {
   ListAudienceMembersQuery,
+  ListEmailsQuery,
   MailroomOperations,
   SendEmailOptions,
 } from './generated/operations.js'

@@ -49,7 +49,7 @@ export async function failedRecipients(
 /** Queues the batch's failed recipients again (`mailroom batch retry`). */
 export async function retryFailures(sql: Sql, owner: BatchOwner, id: number): Promise<Batch> {
   await ownBatch(sql, owner, id)
-  return retryBatch(sql, id)
+  return retryBatch(sql, id, 'dashboard')
 }
 
 /** DELETE /batches/{id}: only an ended batch. */

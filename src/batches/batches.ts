@@ -19,6 +19,7 @@ import {
   type FailedRecipient,
   failedRecipients,
   type QueuedMessage,
+  type RetriedBy,
   requeueFailedOfBatch,
 } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
@@ -198,10 +199,10 @@ export async function batchFailures(sql: Sql, id: number): Promise<FailedRecipie
  * `mailroom batch retry <id>`: queues the failed recipients again (through the batch's
  * connection when theirs was deleted), which brings the batch back to running.
  */
-export async function retryBatch(sql: Sql, id: number): Promise<Batch> {
+export async function retryBatch(sql: Sql, id: number, by: RetriedBy): Promise<Batch> {
   return sql.begin(async (tx) => {
     const batch = await ownBatch(tx, null, id, true)
-    const retried = await requeueFailedOfBatch(tx, id, batch.connection_id)
+    const retried = await requeueFailedOfBatch(tx, id, batch.connection_id, by)
     if (retried.some((connectionId) => connectionId === null)) {
       throw new AppError(
         'BATCH_CONNECTION_DELETED',

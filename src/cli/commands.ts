@@ -230,7 +230,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     batchFailures(s.sql, id),
   )
   byId(act, batch, 'retry', "queue a batch's failed recipients again", ['batch-id', 'the batch'], (s, id) =>
-    retryBatch(s.sql, id),
+    retryBatch(s.sql, id, 'operator'),
   )
 
   const form = group(program, 'form', 'hosted forms, whose submissions are emailed to their owner')

@@ -2,8 +2,10 @@ import { listConnections } from '../connections/connections.ts'
 import { isStorableId } from '../db/ids.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import {
+  type AttemptKind,
   browseOutbox,
-  type HistoryLine,
+  type HistoryEvent,
+  isCalendarDay,
   type OutboxDetail,
   type OutboxFilter,
   type OutboxListRow,
@@ -19,7 +21,6 @@ const LIST = '/dashboard/outbox'
 /** The newest page refreshes itself this often (seconds). */
 const LIVE_EVERY = 5
 const STATUSES = ['queued', 'sending', 'sent', 'failed'] as const
-const DAY = /^\d{4}-\d{2}-\d{2}$/
 const MAX_SEARCH = 200
 
 /** The outbox: newest first, paged, filtered and searched; a page per record. */
@@ -88,7 +89,7 @@ function readQuery(c: DashboardContext): Query {
   const day = (name: string, label: string) => {
     const raw = q(name)
     if (raw === undefined) return undefined
-    if (DAY.test(raw) && !Number.isNaN(Date.parse(`${raw}T00:00:00Z`))) return raw
+    if (isCalendarDay(raw)) return raw
     issues.push({ path: [label], message: 'must be a date (YYYY-MM-DD)', code: 'invalid_format' })
     return undefined
   }
@@ -318,7 +319,7 @@ function RecordPage(props: { record: OutboxDetail }) {
         </dd>
       </dl>
       <Recipients record={r} />
-      <History lines={r.history} />
+      <History events={r.history} />
       <Content record={r} />
     </>
   )
@@ -355,31 +356,58 @@ function Recipients(props: { record: OutboxDetail }) {
   )
 }
 
-const OUTCOMES: Record<HistoryLine['outcome'], string> = {
-  delivered: 'delivered',
-  refused: 'refused',
+/** What a deferred attempt met, as the history says it. */
+const DEFERRALS: Partial<Record<AttemptKind, string>> = {
   deferred: 'deferred',
   pushback: 'the provider asked to slow down',
   unreachable: 'the server could not be reached',
 }
 
-/** Every attempt, oldest first, with what came of it. */
-function History(props: { lines: HistoryLine[] }) {
-  if (props.lines.length === 0) return null
+/** An event of the history, named for a person. */
+function eventName(event: HistoryEvent): string {
+  switch (event.type) {
+    case 'queued':
+      return 'Queued'
+    case 'submitted':
+      return 'Submitted (sent at once)'
+    case 'sent':
+      return `Attempt ${event.attempt}: sent`
+    case 'deferred':
+      return `Attempt ${event.attempt}: ${DEFERRALS[event.outcome] ?? 'deferred'}`
+    case 'refused':
+      return `Attempt ${event.attempt}: refused`
+    case 'failed':
+      return 'Failed'
+    case 'retried':
+      return event.by === 'operator' ? 'Retried by the operator' : 'Retried from the batch page'
+  }
+}
+
+/** The server's reply to an attempt, or why the message failed. */
+function eventDetail(event: HistoryEvent): string | null {
+  if ('reply' in event) return event.reply
+  if ('reason' in event) return event.reason
+  return null
+}
+
+/** Everything that happened to the message, oldest first. */
+function History(props: { events: HistoryEvent[] }) {
   return (
     <section>
       <h2>History</h2>
-      <Table head={['Attempt', 'When', 'Outcome', "The server's reply"]}>
-        {props.lines.map((line) => (
-          <tr>
-            <td>{line.attempt}</td>
-            <td class="nowrap">
-              <When at={line.at} />
-            </td>
-            <td>{OUTCOMES[line.outcome]}</td>
-            <td class="wrap">{line.reply ?? <span class="muted">none</span>}</td>
-          </tr>
-        ))}
+      <Table head={['Event', 'When', 'Reply or reason']}>
+        {props.events.map((event) => {
+          const detail = eventDetail(event)
+          return (
+            <tr data-event={event.type}>
+              <td>{eventName(event)}</td>
+              <td class="nowrap">
+                <When at={event.at} />
+              </td>
+              <td class="wrap">{detail ?? <span class="muted">none</span>}</td>
+            </tr>
+          )
+        })}
       </Table>
     </section>
   )

@@ -98,11 +98,11 @@ export async function recordAttempt(
   const [row] = await tx<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                         bcc_addresses, subject, text_body, html_body, message_id, idempotency_key_sha256,
-                        lease_expires_at, attempts)
+                        lease_expires_at, attempts, sent_now)
     values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
             ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.text_body ?? null},
             ${attempt.html_body ?? null}, ${attempt.messageId}, ${attempt.idempotencyKey},
-            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), 1)
+            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), 1, true)
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
     returning id`
   return row?.id
@@ -489,22 +489,35 @@ export function failedRecipients(
     ${page.limit === undefined ? db`` : db`limit ${page.limit}`}`
 }
 
+/** Who queued failed mail again: the account's owner on the dashboard, or the operator command. */
+export type RetriedBy = 'dashboard' | 'operator'
+
 /**
  * Queues a batch's failed recipients again (their counts and outcomes reset: each record is one
- * recipient), through their connection or, when theirs was deleted, `fallbackConnectionId`.
- * Returns the connection of each.
+ * recipient), through their connection or, when theirs was deleted, `fallbackConnectionId`, and
+ * keeps in each record's history who retried it and the failure it undid. Returns the
+ * connection of each.
  */
 export async function requeueFailedOfBatch(
   tx: Db,
   batchId: number,
   fallbackConnectionId: number | null,
+  by: RetriedBy,
 ): Promise<(number | null)[]> {
   const rows = await tx<{ connection_id: number | null }[]>`
-    update outbox set status = 'queued', error = null, failures = 0, deferrals = 0, recipients = null,
-      connection_id = coalesce(connection_id, ${fallbackConnectionId}::int), next_attempt_at = mailroom_now(),
-      updated_at = now()
-    where batch_id = ${batchId} and status = 'failed'
-    returning connection_id`
+    with failed as (
+      select id, error, updated_at from outbox where batch_id = ${batchId} and status = 'failed' for update
+    ), requeued as (
+      update outbox o set status = 'queued', error = null, failures = 0, deferrals = 0, recipients = null,
+        connection_id = coalesce(o.connection_id, ${fallbackConnectionId}::int), next_attempt_at = mailroom_now(),
+        updated_at = now()
+      from failed where o.id = failed.id
+      returning o.id, o.connection_id
+    ), noted as (
+      insert into outbox_retries (outbox_id, retried_by, failed_at, error)
+      select id, ${by}::text, updated_at, error from failed
+    )
+    select connection_id from requeued`
   return rows.map((r) => r.connection_id)
 }
 
@@ -585,11 +598,22 @@ export interface OutboxListRow {
   status: OutboxStatus
   from: string
   to: string[]
+  cc: string[]
+  bcc: string[]
   subject: string
+  /** Null when the connection was deleted. */
+  connection_id: number | null
+  batch_id: number | null
+  message_id: string
   error: string | null
   attempts: number
+  /** What the server last said for each recipient; null before the first attempt. */
+  recipients: RecipientOutcome[] | null
   created_at: string
+  updated_at: string
   sent_at: string | null
+  /** When a queued message is tried next; null unless queued. */
+  next_attempt_at: string | null
 }
 
 /** `%` and `_` in the search are plain characters, not LIKE's wildcards. */
@@ -625,39 +649,73 @@ export function outboxPage(
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
   return db<StoredRecord<OutboxListRow>[]>`
     select id, status, from_address as "from", to_addresses as "to", subject, error, attempts,
-      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at, ${CONTENT_SUBJECT(db)}, payload
+      api_timestamp(created_at) as created_at, api_timestamp(sent_at) as sent_at,
+      cc_addresses as cc, bcc_addresses as bcc, connection_id, batch_id, message_id, recipients,
+      api_timestamp(updated_at) as updated_at,
+      case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
+      ${CONTENT_SUBJECT(db)}, payload
     from outbox where ${all}
     order by id desc limit ${page.limit}`
 }
 
 export interface OutboxDetail extends OutboxListRow {
-  cc: string[]
-  bcc: string[]
-  message_id: string
-  connection_id: number | null
   /** The connection's sending address, null when it was deleted. */
   connection_from: string | null
-  batch_id: number | null
   /** The batch's name, null when there is no batch (or it was deleted). */
   batch_name: string | null
-  next_attempt_at: string | null
-  updated_at: string
   /** Null when the content was not kept. */
   text_body: string | null
   html_body: string | null
-  /** What the server last said for each recipient; null before the first attempt. */
-  recipients: RecipientOutcome[] | null
-  /** Every attempt, oldest first. */
-  history: HistoryLine[]
+  /** Everything that happened to the message, oldest first. */
+  history: HistoryEvent[]
 }
 
 /** One attempt as the record's history keeps it. */
-export interface HistoryLine {
-  attempt: number
+export interface AttemptEvent {
+  /** sent: the server took the message (for some recipients at least); refused: for none, for good. */
+  type: 'sent' | 'deferred' | 'refused'
   at: string
+  attempt: number
   outcome: AttemptKind
   reply: string | null
   recipients: RecipientOutcome[]
+}
+
+/** One event of a record's history: its creation, each attempt, its failure, a retry by hand. */
+export type HistoryEvent =
+  /** Queued for the worker, or submitted to POST /send, which tries it at once. */
+  | { type: 'queued' | 'submitted'; at: string }
+  | AttemptEvent
+  | { type: 'failed'; at: string; reason: string | null }
+  | { type: 'retried'; at: string; by: RetriedBy }
+
+/**
+ * The history of record `o`, oldest first, read from what is kept anyway: its creation, its
+ * attempts, the failures retries undid with the retries, and its own failure. Events of one
+ * instant keep that order (an attempt before the failure it caused).
+ */
+function history(db: Db) {
+  return db`
+    coalesce((
+      select json_agg(e.event order by e.t, e.seq, e.n) from (
+        select o.created_at as t, 0 as seq, 0::bigint as n, json_build_object(
+          'type', case when o.sent_now then 'submitted' else 'queued' end, 'at', api_timestamp(o.created_at)) as event
+        union all
+        select a.at, 1, a.id, json_build_object(
+          'type', case a.outcome when 'delivered' then 'sent' when 'refused' then 'refused' else 'deferred' end,
+          'at', api_timestamp(a.at), 'attempt', a.attempt, 'outcome', a.outcome, 'reply', a.reply,
+          'recipients', a.recipients)
+        from outbox_attempts a where a.outbox_id = o.id
+        union all
+        select r.failed_at, 2, r.id, json_build_object('type', 'failed', 'at', api_timestamp(r.failed_at), 'reason', r.error)
+        from outbox_retries r where r.outbox_id = o.id
+        union all
+        select r.at, 3, r.id, json_build_object('type', 'retried', 'at', api_timestamp(r.at), 'by', r.retried_by)
+        from outbox_retries r where r.outbox_id = o.id
+        union all
+        select o.updated_at, 2, 0, json_build_object('type', 'failed', 'at', api_timestamp(o.updated_at), 'reason', o.error)
+        where o.status = 'failed'
+      ) e), '[]')`
 }
 
 /** One record of the account, with its content when kept (a batch recipient's: its batch's, whole). */
@@ -675,10 +733,7 @@ export async function outboxRecordDetail(
       api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload,
       (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
        from batch_contents bc where bc.id = o.content_id) as content,
-      coalesce((
-        select json_agg(json_build_object('attempt', a.attempt, 'at', api_timestamp(a.at),
-          'outcome', a.outcome, 'reply', a.reply, 'recipients', a.recipients) order by a.id)
-        from outbox_attempts a where a.outbox_id = o.id), '[]') as history
+      ${history(db)} as history
     from outbox o
     left join connections c on c.id = o.connection_id
     left join batches b on b.id = o.batch_id

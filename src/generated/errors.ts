@@ -64,6 +64,8 @@ export const ERROR_CATALOG = {
   BATCH_NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** The batch's `template_id` does not exist or is another account's. */
   RESOURCE_NOT_FOUND: { status: 404, body: 'standard', api: true },
+  /** No email (outbox record) with that ID on the account: `GET /emails/{id}`, the dashboard's outbox. */
+  OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** No route for the method and path. */
   NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** The body is larger than the size limit (10 MiB by default). */
@@ -114,8 +116,6 @@ export const ERROR_CATALOG = {
   UNKNOWN_CONNECTION: { status: 404, body: 'standard', api: false },
   /** No API key with that ID. */
   KEY_NOT_FOUND: { status: 404, body: 'standard', api: false },
-  /** No outbox record with that ID on the account. */
-  OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard', api: false },
   /** No form with that ID (on that account). */
   FORM_NOT_FOUND: { status: 404, body: 'standard', api: false },
   /** The audience has no sign-up page; in public, no page at that address, or it is disabled or its account is no longer Pro. */

@@ -159,7 +159,7 @@ export const SendResponseSchema = z
       }),
     outboxId: z
       .int()
-      .openapi({ description: "ID of the send in the dashboard's email outbox.", example: 1337 }),
+      .openapi({ description: 'ID of the send in the email outbox (`GET /emails/{id}`).', example: 1337 }),
     from: z.email().optional().openapi({ description: 'Sending address.', example: 'billing@acme.example' }),
     message: z
       .string()
@@ -193,7 +193,7 @@ export const EnqueueResponseSchema = z
     outboxId: z
       .int()
       .openapi({
-        description: "ID in the dashboard's email outbox (the only way to follow the email).",
+        description: 'ID in the email outbox; follow the email with `GET /emails/{id}`.',
         example: 1339,
       }),
     from: z.email().openapi({ description: 'Sending address.', example: 'news@acme.example' }),
@@ -206,6 +206,144 @@ export const EnqueueResponseSchema = z
   })
   .openapi({ description: 'Result of `POST /enqueue`.' })
   .openapi('EnqueueResponse')
+
+export const EmailRecipientOutcomeSchema = z
+  .object({
+    email: z.string().openapi({ example: 'ada@example.com' }),
+    status: z
+      .enum(['pending', 'accepted', 'refused', 'deferred'])
+      .openapi({
+        description:
+          '`pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again.',
+        example: 'accepted',
+      }),
+    reply: z
+      .string()
+      .nullable()
+      .openapi({
+        description: "The server's reply for this recipient (none when it was accepted without one).",
+        example: null,
+      }),
+  })
+  .openapi({ description: 'What the SMTP server answered for one recipient.' })
+  .openapi('EmailRecipientOutcome')
+
+export const EmailEventSchema = z
+  .object({
+    type: z
+      .enum(['queued', 'submitted', 'sent', 'deferred', 'refused', 'failed', 'retried'])
+      .openapi({ example: 'deferred' }),
+    at: TimestampSchema,
+    attempt: z.int().optional().openapi({ example: 1 }),
+    outcome: z
+      .enum(['delivered', 'refused', 'deferred', 'pushback', 'unreachable'])
+      .optional()
+      .openapi({ example: 'deferred' }),
+    reply: z.string().nullable().optional().openapi({ example: '450 4.2.1 Mailbox busy, try again later' }),
+    recipients: z.array(EmailRecipientOutcomeSchema).optional(),
+    reason: z.string().nullable().optional().openapi({ example: 'ada@example.com: 550 5.1.1 User unknown' }),
+    by: z.enum(['dashboard', 'operator']).optional().openapi({ example: 'operator' }),
+  })
+  .openapi({
+    description:
+      "One event of an email's history. `type` says which fields are present:\n- `queued` (queued for the worker: `/enqueue`, a batch, a form) or `submitted` (to\n  `/send`, which tries at once): `at` only.\n- `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,\n  `reply` (the server's reply, or why there was none) and `recipients` (each tried\n  recipient's outcome). `sent`: the server took the message (for some recipients at\n  least); `deferred`: it took it for none but may later (`outcome` `deferred`: the\n  recipients were refused for now; `pushback`: the provider asked to slow down;\n  `unreachable`: no session could be had); `refused`: it refused every recipient for good.\n- `failed`: the email ended failed; `reason` says why.\n- `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the\n  account's owner) or `operator` (the operator command).\n",
+  })
+  .openapi('EmailEvent')
+
+export const EmailSchema = z
+  .object({
+    id: z.int().openapi({ example: 1339 }),
+    status: z
+      .enum(['queued', 'sending', 'sent', 'failed'])
+      .openapi({
+        description:
+          '`queued` (waiting for the worker), `sending` (an attempt is under way), `sent` (every recipient got it) or `failed` (ended without reaching every recipient).',
+        example: 'sent',
+      }),
+    from: z
+      .string()
+      .openapi({ description: "Sending address (the connection's).", example: 'news@acme.example' }),
+    to: z.array(z.string()).openapi({ example: ['ada@example.com'] }),
+    cc: z.array(z.string()).openapi({ example: [] }),
+    bcc: z.array(z.string()).openapi({ example: [] }),
+    subject: z.string().openapi({ example: 'Your weekly digest' }),
+    connection_id: z
+      .int()
+      .nullable()
+      .openapi({
+        description: 'The connection it is sent through; `null` when that connection was deleted.',
+        example: 4,
+      }),
+    batch_id: z
+      .int()
+      .nullable()
+      .openapi({
+        description: 'The batch it is one recipient of; `null` for any other email.',
+        example: null,
+      }),
+    message_id: z
+      .string()
+      .openapi({
+        description: 'Its Message-ID header, kept across attempts.',
+        example: '<5d0c1e2f-7a8b-4c9d-8e0f-1a2b3c4d5e6f@acme.example>',
+      }),
+    attempts: z.int().openapi({ description: 'SMTP attempts made so far.', example: 2 }),
+    last_error: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Why it failed, or why the last attempt did not reach everyone while it waits for the next; `null` otherwise.',
+        example: null,
+      }),
+    recipients: z
+      .array(EmailRecipientOutcomeSchema)
+      .openapi({
+        description: 'Every recipient (`to`, `cc`, `bcc`) with what the server last answered for it.',
+      }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+    sent_at: TimestampSchema.nullable().openapi({
+      description: 'When the server first took it (for at least one recipient); `null` before.',
+    }),
+    next_attempt_at: TimestampSchema.nullable().openapi({
+      description:
+        'While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.',
+    }),
+    history: z
+      .array(EmailEventSchema)
+      .optional()
+      .openapi({ description: 'Every event, oldest first. Only on `GET /emails/{id}`.' }),
+  })
+  .openapi({
+    description:
+      "One email as the outbox keeps it (`id` is the `outboxId` of `/send` and `/enqueue`). Timestamps are UTC shaped `YYYY-MM-DD HH:MM:SS`, like every resource's `created_at`.",
+  })
+  .openapi('Email')
+
+export const EmailResponseSchema = z
+  .object({ success: z.literal(true), email: EmailSchema })
+  .openapi('EmailResponse')
+
+export const CursorPaginationSchema = z
+  .object({
+    limit: z.int().openapi({ description: 'Page size used.', example: 50 }),
+    hasMore: z
+      .boolean()
+      .openapi({
+        description: '`true` while older emails follow; ask again with `cursor` = `nextCursor`.',
+        example: true,
+      }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The `cursor` of the next page; `null` on the last page.', example: 'MTMzOQ' }),
+  })
+  .openapi('CursorPagination')
+
+export const EmailListResponseSchema = z
+  .object({ success: z.literal(true), emails: z.array(EmailSchema), pagination: CursorPaginationSchema })
+  .openapi('EmailListResponse')
 
 export const BatchInlineTemplateSchema = z
   .object({
@@ -743,6 +881,7 @@ export const StandardErrorSchema = z
         'FEATURE_NOT_AVAILABLE',
         'BATCH_NOT_FOUND',
         'RESOURCE_NOT_FOUND',
+        'OUTBOX_RECORD_NOT_FOUND',
         'NOT_FOUND',
         'PAYLOAD_TOO_LARGE',
         'RATE_LIMITED',
@@ -896,7 +1035,7 @@ export const enqueueEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Queue an email (Pro)',
   description:
-    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it in the dashboard outbox by\n`outboxId` (there is no status endpoint). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n',
+    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it by `outboxId` with\n`GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n',
   request: { body: { content: { 'application/json': { schema: EmailRequestSchema } }, required: true } },
   responses: {
     200: {
@@ -939,6 +1078,173 @@ export const enqueueEmailRoute = createRoute({
           example: 30,
         },
       },
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const listEmailsRoute = createRoute({
+  method: 'get',
+  path: '/emails',
+  operationId: 'listEmails',
+  tags: ['Email'],
+  summary: 'List emails',
+  description:
+    "Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form\nsubmission kept in the outbox), newest first, one page at a time. Available on all\nplans; records are kept for the plan's retention (Free 7 days, Pro 90 days).\n\n- Filters, all optional and combined: `status`, `batch_id`, and a range of UTC days\n  `date_from` to `date_to` (both included) on the email's creation.\n- Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is\n  `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for\n  the next, older page. Cursors are opaque and do not expire; an email created since\n  the first page never appears on a later one.\n- Each email is given as by `GET /emails/{id}`, without its `history`.\n- A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID\n  that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a\n  `date_from` after `date_to` answers `400` with the validation body.\n",
+  request: {
+    query: z.object({
+      status: z
+        .enum(['queued', 'sending', 'sent', 'failed'])
+        .optional()
+        .openapi({
+          param: {
+            description: 'Only emails in this status. Another value gives `400` with the validation body.',
+          },
+        }),
+      batch_id: z
+        .string()
+        .regex(/^-?[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int().min(1).max(2147483647))
+        .optional()
+        .openapi({
+          type: 'integer',
+          minimum: 1,
+          maximum: 2147483647,
+          param: {
+            description:
+              "Only the recipients' emails of this batch (another account's batch has none here). Not a positive integer: `400` with the validation body.",
+            example: 42,
+          },
+        }),
+      date_from: z
+        .string()
+        .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2}$'))
+        .optional()
+        .openapi({
+          param: {
+            description:
+              "First UTC day (`YYYY-MM-DD`, included) of the emails' creation. Not a calendar date, or after `date_to`: `400` with the validation body.",
+            example: '2025-01-01',
+          },
+        }),
+      date_to: z
+        .string()
+        .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2}$'))
+        .optional()
+        .openapi({
+          param: {
+            description:
+              "Last UTC day (`YYYY-MM-DD`, included) of the emails' creation. Not a calendar date: `400` with the validation body.",
+            example: '2025-01-31',
+          },
+        }),
+      limit: z
+        .string()
+        .regex(/^-?[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int().min(1).max(100))
+        .default(50)
+        .openapi({
+          type: 'integer',
+          minimum: 1,
+          maximum: 100,
+          default: 50,
+          param: {
+            description:
+              'Emails per page, 1 to 100 (default 50). A value outside that range gives `400` with the validation body.',
+          },
+        }),
+      cursor: z
+        .string()
+        .min(1)
+        .max(64)
+        .optional()
+        .openapi({
+          param: {
+            description:
+              'Where the next page starts: `pagination.nextCursor` of the previous page, as given. A value the API did not give answers `400` with the validation body.',
+            example: 'MTMzOQ',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'One page of emails, newest first.',
+      content: { 'application/json': { schema: EmailListResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const getEmailRoute = createRoute({
+  method: 'get',
+  path: '/emails/{id}',
+  operationId: 'getEmail',
+  tags: ['Email'],
+  summary: 'Get an email with its history',
+  description:
+    "Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer\n(or any ID from `GET /emails`). Available on all plans.\n\n`status` is `queued` (waiting for the worker: new, or tried again later after a\ndeferral), `sending` (an attempt is under way), `sent` (every recipient got it) or\n`failed` (it ended without reaching every recipient; `last_error` says why).\n`recipients` says what the SMTP server last answered for each recipient (`pending`\nbefore the first attempt).\n\n`history` lists every event, oldest first: `queued` or `submitted` (to `/send`, which\ntries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply\nand each recipient's outcome), `failed` with the reason, and `retried` when failed\nrecipients of a batch were queued again by hand (on the dashboard or by the operator).\nAnother account's email answers `404` like one that does not exist.\n",
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int())
+        .openapi({
+          type: 'integer',
+          param: {
+            description:
+              'Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.',
+            example: 1339,
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The email with its history.',
+      content: { 'application/json': { schema: EmailResponseSchema } },
+    },
+    400: {
+      description: 'Bad request (`INVALID_ID`): the ID in the path is not a number.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`OUTBOX_RECORD_NOT_FOUND`: no email with that ID on the account (another account's email included).",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
     500: {
@@ -1864,6 +2170,8 @@ export const deleteTemplateRoute = createRoute({
 export const operations = [
   { operationId: 'sendEmail', method: 'post', path: '/send', route: sendEmailRoute },
   { operationId: 'enqueueEmail', method: 'post', path: '/enqueue', route: enqueueEmailRoute },
+  { operationId: 'listEmails', method: 'get', path: '/emails', route: listEmailsRoute },
+  { operationId: 'getEmail', method: 'get', path: '/emails/{id}', route: getEmailRoute },
   { operationId: 'createBatch', method: 'post', path: '/send/batch', route: createBatchRoute },
   { operationId: 'getBatch', method: 'get', path: '/batches/{id}', route: getBatchRoute },
   { operationId: 'deleteBatch', method: 'delete', path: '/batches/{id}', route: deleteBatchRoute },

@@ -1,9 +1,11 @@
 import { isStorableId } from '../db/ids.ts'
 import {
-  type HistoryLine,
+  type AttemptKind,
+  type HistoryEvent,
   type OutboxDetail,
   type OutboxFilter,
   type OutboxListRow,
+  type OutboxStatus,
   outboxPage,
   outboxRecordDetail,
 } from '../db/outbox.ts'
@@ -11,7 +13,7 @@ import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { rendered } from './rendered.ts'
 
-export type { HistoryLine, OutboxDetail, OutboxFilter, OutboxListRow }
+export type { AttemptKind, HistoryEvent, OutboxDetail, OutboxFilter, OutboxListRow, OutboxStatus }
 
 /** Records on one page of the dashboard's outbox. */
 export const OUTBOX_PAGE_SIZE = 50
@@ -22,16 +24,21 @@ export interface OutboxPage {
   older: number | undefined
 }
 
-/** The account's outbox, newest first, filtered and searched, one keyset page at a time. */
+/**
+ * The account's outbox, newest first, filtered and searched, one keyset page of `size` records
+ * (the dashboard's size unless said) older than the record `before`: what the dashboard and the
+ * API list, read here alone.
+ */
 export async function browseOutbox(
   db: Db,
   accountId: number,
   filter: OutboxFilter,
   before?: number,
+  size = OUTBOX_PAGE_SIZE,
 ): Promise<OutboxPage> {
-  const rows = await outboxPage(db, accountId, filter, { before, limit: OUTBOX_PAGE_SIZE + 1 })
-  const records = rows.slice(0, OUTBOX_PAGE_SIZE).map(rendered)
-  return { records, older: rows.length > OUTBOX_PAGE_SIZE ? records.at(-1)?.id : undefined }
+  const rows = await outboxPage(db, accountId, filter, { before, limit: size + 1 })
+  const records = rows.slice(0, size).map(rendered)
+  return { records, older: rows.length > size ? records.at(-1)?.id : undefined }
 }
 
 /** One record of the account, whole; another account's is as missing as one that never was. */
@@ -40,4 +47,14 @@ export async function outboxRecord(db: Db, accountId: number, id: number): Promi
   if (!record)
     throw new AppError('OUTBOX_RECORD_NOT_FOUND', `There is no outbox record with ID ${id} on this account`)
   return rendered(record)
+}
+
+/**
+ * A day the outbox can be filtered by: `YYYY-MM-DD` naming a real calendar day (not February
+ * 30th, which JavaScript would roll over and PostgreSQL refuse), from year 1.
+ */
+export function isCalendarDay(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || text.startsWith('0000')) return false
+  const day = new Date(`${text}T00:00:00Z`)
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === text
 }

@@ -465,7 +465,7 @@ describe('the outbox detail', () => {
 })
 
 describe('the outbox detail, recipient by recipient', () => {
-  it("shows what the server said for each recipient and every attempt's outcome", async () => {
+  it("shows what the server said for each recipient, and the history: submission, the attempt's reply, the failure's reason", async () => {
     const sink = await startSink(app, { rejectRecipients: ['refused@example.com'] })
     const owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login, rate: 6000 } })
     const sent = await json(
@@ -478,14 +478,18 @@ describe('the outbox detail, recipient by recipient', () => {
     const page = await browser.get(`/dashboard/outbox/${sent.outboxId}`)
     const text = textOf(page.html)
     expect(text).toMatch(/Recipients Address Outcome The server's reply ok@example\.com accepted/)
-    expect(text).toMatch(/refused@example\.com refused 550[\s\S]*History Attempt When Outcome/)
+    expect(text).toMatch(/refused@example\.com refused 550[\s\S]*History Event When Reply or reason/)
+    const when = '\\d{4}-\\d\\d-\\d\\d [\\d:]+ UTC'
     expect(text).toMatch(
-      /History Attempt When Outcome The server's reply 1 \d{4}-\d\d-\d\d [\d:]+ UTC delivered/,
+      new RegExp(
+        `History Event When Reply or reason Submitted \\(sent at once\\) ${when} none ` +
+          `Attempt 1: sent ${when} 250 [^]*Failed ${when} Delivered to 1 of 2 recipients; refused@example\\.com: 550`,
+      ),
     )
     expect(text).toContain('Error')
   })
 
-  it('says a queued message was not tried yet, and shows no history', async () => {
+  it('says a queued message was not tried yet; its history is its queuing', async () => {
     const { browser, account } = await signedIn(app)
     const [queued] = await app.services.sql<{ id: number }[]>`
       insert into outbox (account_id, status, from_address, to_addresses, subject, message_id)
@@ -493,7 +497,8 @@ describe('the outbox detail, recipient by recipient', () => {
       returning id`
     const text = textOf((await browser.get(`/dashboard/outbox/${queued?.id}`)).html)
     expect(text).toContain('Recipients Not tried yet.')
-    expect(text).not.toContain('History')
+    expect(text).toMatch(/History Event When Reply or reason Queued \d{4}-\d\d-\d\d [\d:]+ UTC none Content/)
+    expect(text).not.toContain('Attempt 1')
   })
 })
 
@@ -670,6 +675,13 @@ describe('batches', () => {
     const statuses = await app.services
       .sql`select status from outbox where batch_id = ${created.batch_id as number}`
     expect(statuses.map((r) => r.status)).toEqual(['queued', 'queued'])
+    // Each record's history keeps the failure the retry undid, and who retried it.
+    const [one] = await app.services.sql<{ id: number }[]>`
+      select id from outbox where batch_id = ${created.batch_id as number} order by id limit 1`
+    const detail = textOf((await browser.get(`/dashboard/outbox/${one?.id}`)).html)
+    expect(detail).toMatch(
+      /Queued [\d: -]+ UTC none Failed [\d: -]+ UTC 550 no Retried from the batch page [\d: -]+ UTC none/,
+    )
     const list = textOf((await browser.get('/dashboard/batches')).html)
     expect(list).toContain('Retry me')
   })

@@ -205,7 +205,7 @@ describe('unknown route', () => {
 describe('non-numeric IDs in the path', () => {
   const withIds = operations.filter((op) => op.path.includes('{'))
 
-  it('covers every operation with a path ID (templates, audiences, members, batches)', () => {
+  it('covers every operation with a path ID (emails, templates, audiences, members, batches)', () => {
     expect(withIds.map((op) => op.operationId).sort()).toEqual(
       [
         'addAudienceMembers',
@@ -215,6 +215,7 @@ describe('non-numeric IDs in the path', () => {
         'deleteTemplate',
         'getAudience',
         'getBatch',
+        'getEmail',
         'getTemplate',
         'listAudienceMembers',
         'updateAudience',

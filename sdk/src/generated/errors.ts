@@ -57,6 +57,8 @@ export const API_ERRORS = {
   BATCH_NOT_FOUND: { status: 404, body: 'standard' },
   /** The batch's `template_id` does not exist or is another account's. */
   RESOURCE_NOT_FOUND: { status: 404, body: 'standard' },
+  /** No email (outbox record) with that ID on the account: `GET /emails/{id}`, the dashboard's outbox. */
+  OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard' },
   /** No route for the method and path. */
   NOT_FOUND: { status: 404, body: 'standard' },
   /** The body is larger than the size limit (10 MiB by default). */

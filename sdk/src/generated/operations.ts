@@ -30,6 +30,9 @@ export interface SendEmailOptions extends RequestOptions {
   idempotencyKey?: NonNullable<operations['sendEmail']['parameters']['header']>['Idempotency-Key']
 }
 
+/** Query parameters of `GET /emails`. */
+export type ListEmailsQuery = NonNullable<operations['listEmails']['parameters']['query']>
+
 /** Query parameters of `GET /audiences/{id}/members`. */
 export type ListAudienceMembersQuery = NonNullable<operations['listAudienceMembers']['parameters']['query']>
 
@@ -50,14 +53,39 @@ export interface MailroomOperations {
    * `POST /enqueue`: Queue an email (Pro).
    *
    * Queues one email and returns at once. A background worker sends it, usually within
-   * seconds, and retries transient failures. Follow it in the dashboard outbox by
-   * `outboxId` (there is no status endpoint). Pro plan: Free gets
+   * seconds, and retries transient failures. Follow it by `outboxId` with
+   * `GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets
    * `403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.
    */
   enqueue(
     body: operations['enqueueEmail']['requestBody']['content']['application/json'],
     options?: RequestOptions,
   ): Promise<operations['enqueueEmail']['responses'][200]['content']['application/json']>
+  readonly emails: {
+    /**
+     * `GET /emails`: List emails.
+     *
+     * Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form
+     * submission kept in the outbox), newest first, one page at a time. Available on all
+     * plans; records are kept for the plan's retention (Free 7 days, Pro 90 days).
+     */
+    list(
+      query?: ListEmailsQuery,
+      options?: RequestOptions,
+    ): Promise<operations['listEmails']['responses'][200]['content']['application/json']>
+    /**
+     * `GET /emails/{id}`: Get an email with its history.
+     *
+     * Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer
+     * (or any ID from `GET /emails`). Available on all plans.
+     *
+     * @param id Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+     */
+    get(
+      id: operations['getEmail']['parameters']['path']['id'],
+      options?: RequestOptions,
+    ): Promise<operations['getEmail']['responses'][200]['content']['application/json']>
+  }
   readonly batches: {
     /**
      * `POST /send/batch`: Create and start a batch (Pro).
@@ -268,6 +296,10 @@ export function bindOperations(call: Call): MailroomOperations {
         idempotencyHeader: 'Idempotency-Key',
       }),
     enqueue: (body, options) => call('POST', '/enqueue', { body, options }),
+    emails: {
+      list: (query, options) => call('GET', '/emails', { query, options }),
+      get: (id, options) => call('GET', '/emails/{id}', { path: { id }, options }),
+    },
     batches: {
       create: (body, options) => call('POST', '/send/batch', { body, options }),
       get: (id, options) => call('GET', '/batches/{id}', { path: { id }, options }),

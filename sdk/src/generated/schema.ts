@@ -52,8 +52,8 @@ export interface paths {
     /**
      * Queue an email (Pro)
      * @description Queues one email and returns at once. A background worker sends it, usually within
-     *     seconds, and retries transient failures. Follow it in the dashboard outbox by
-     *     `outboxId` (there is no status endpoint). Pro plan: Free gets
+     *     seconds, and retries transient failures. Follow it by `outboxId` with
+     *     `GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets
      *     `403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.
      *
      *     Unlike `/send`, limits do not fail a queued email: when the connection quota is used up
@@ -65,6 +65,78 @@ export interface paths {
      *     recipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).
      */
     post: operations['enqueueEmail']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/emails': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List emails
+     * @description Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form
+     *     submission kept in the outbox), newest first, one page at a time. Available on all
+     *     plans; records are kept for the plan's retention (Free 7 days, Pro 90 days).
+     *
+     *     - Filters, all optional and combined: `status`, `batch_id`, and a range of UTC days
+     *       `date_from` to `date_to` (both included) on the email's creation.
+     *     - Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is
+     *       `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for
+     *       the next, older page. Cursors are opaque and do not expire; an email created since
+     *       the first page never appears on a later one.
+     *     - Each email is given as by `GET /emails/{id}`, without its `history`.
+     *     - A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID
+     *       that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a
+     *       `date_from` after `date_to` answers `400` with the validation body.
+     */
+    get: operations['listEmails']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/emails/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+         * @example 1339
+         */
+        id: components['parameters']['EmailId']
+      }
+      cookie?: never
+    }
+    /**
+     * Get an email with its history
+     * @description Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer
+     *     (or any ID from `GET /emails`). Available on all plans.
+     *
+     *     `status` is `queued` (waiting for the worker: new, or tried again later after a
+     *     deferral), `sending` (an attempt is under way), `sent` (every recipient got it) or
+     *     `failed` (it ended without reaching every recipient; `last_error` says why).
+     *     `recipients` says what the SMTP server last answered for each recipient (`pending`
+     *     before the first attempt).
+     *
+     *     `history` lists every event, oldest first: `queued` or `submitted` (to `/send`, which
+     *     tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply
+     *     and each recipient's outcome), `failed` with the reason, and `retried` when failed
+     *     recipients of a batch were queued again by hand (on the dashboard or by the operator).
+     *     Another account's email answers `404` like one that does not exist.
+     */
+    get: operations['getEmail']
+    put?: never
+    post?: never
     delete?: never
     options?: never
     head?: never
@@ -420,7 +492,7 @@ export interface components {
        */
       messageId?: string
       /**
-       * @description ID of the send in the dashboard's email outbox.
+       * @description ID of the send in the email outbox (`GET /emails/{id}`).
        * @example 1337
        */
       outboxId: number
@@ -471,7 +543,7 @@ export interface components {
        */
       message: string
       /**
-       * @description ID in the dashboard's email outbox (the only way to follow the email).
+       * @description ID in the email outbox; follow the email with `GET /emails/{id}`.
        * @example 1339
        */
       outboxId: number
@@ -487,6 +559,152 @@ export interface components {
        * @example 2025-01-15T09:30:00.123Z
        */
       queuedAt: string
+    }
+    /** @description What the SMTP server answered for one recipient. */
+    EmailRecipientOutcome: {
+      /** @example ada@example.com */
+      email: string
+      /**
+       * @description `pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again.
+       * @example accepted
+       * @enum {string}
+       */
+      status: 'pending' | 'accepted' | 'refused' | 'deferred'
+      /**
+       * @description The server's reply for this recipient (none when it was accepted without one).
+       * @example null
+       */
+      reply: string | null
+    }
+    /** @description One email as the outbox keeps it (`id` is the `outboxId` of `/send` and `/enqueue`). Timestamps are UTC shaped `YYYY-MM-DD HH:MM:SS`, like every resource's `created_at`. */
+    Email: {
+      /** @example 1339 */
+      id: number
+      /**
+       * @description `queued` (waiting for the worker), `sending` (an attempt is under way), `sent` (every recipient got it) or `failed` (ended without reaching every recipient).
+       * @example sent
+       * @enum {string}
+       */
+      status: 'queued' | 'sending' | 'sent' | 'failed'
+      /**
+       * @description Sending address (the connection's).
+       * @example news@acme.example
+       */
+      from: string
+      /**
+       * @example [
+       *       "ada@example.com"
+       *     ]
+       */
+      to: string[]
+      /** @example [] */
+      cc: string[]
+      /** @example [] */
+      bcc: string[]
+      /** @example Your weekly digest */
+      subject: string
+      /**
+       * @description The connection it is sent through; `null` when that connection was deleted.
+       * @example 4
+       */
+      connection_id: number | null
+      /**
+       * @description The batch it is one recipient of; `null` for any other email.
+       * @example null
+       */
+      batch_id: number | null
+      /**
+       * @description Its Message-ID header, kept across attempts.
+       * @example <5d0c1e2f-7a8b-4c9d-8e0f-1a2b3c4d5e6f@acme.example>
+       */
+      message_id: string
+      /**
+       * @description SMTP attempts made so far.
+       * @example 2
+       */
+      attempts: number
+      /**
+       * @description Why it failed, or why the last attempt did not reach everyone while it waits for the next; `null` otherwise.
+       * @example null
+       */
+      last_error: string | null
+      /** @description Every recipient (`to`, `cc`, `bcc`) with what the server last answered for it. */
+      recipients: components['schemas']['EmailRecipientOutcome'][]
+      created_at: components['schemas']['Timestamp']
+      updated_at: components['schemas']['Timestamp']
+      /** @description When the server first took it (for at least one recipient); `null` before. */
+      sent_at: components['schemas']['Timestamp'] | null
+      /** @description While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise. */
+      next_attempt_at: components['schemas']['Timestamp'] | null
+      /** @description Every event, oldest first. Only on `GET /emails/{id}`. */
+      history?: components['schemas']['EmailEvent'][]
+    }
+    /**
+     * @description One event of an email's history. `type` says which fields are present:
+     *     - `queued` (queued for the worker: `/enqueue`, a batch, a form) or `submitted` (to
+     *       `/send`, which tries at once): `at` only.
+     *     - `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,
+     *       `reply` (the server's reply, or why there was none) and `recipients` (each tried
+     *       recipient's outcome). `sent`: the server took the message (for some recipients at
+     *       least); `deferred`: it took it for none but may later (`outcome` `deferred`: the
+     *       recipients were refused for now; `pushback`: the provider asked to slow down;
+     *       `unreachable`: no session could be had); `refused`: it refused every recipient for good.
+     *     - `failed`: the email ended failed; `reason` says why.
+     *     - `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the
+     *       account's owner) or `operator` (the operator command).
+     */
+    EmailEvent: {
+      /**
+       * @example deferred
+       * @enum {string}
+       */
+      type: 'queued' | 'submitted' | 'sent' | 'deferred' | 'refused' | 'failed' | 'retried'
+      at: components['schemas']['Timestamp']
+      /** @example 1 */
+      attempt?: number
+      /**
+       * @example deferred
+       * @enum {string}
+       */
+      outcome?: 'delivered' | 'refused' | 'deferred' | 'pushback' | 'unreachable'
+      /** @example 450 4.2.1 Mailbox busy, try again later */
+      reply?: string | null
+      recipients?: components['schemas']['EmailRecipientOutcome'][]
+      /** @example ada@example.com: 550 5.1.1 User unknown */
+      reason?: string | null
+      /**
+       * @example operator
+       * @enum {string}
+       */
+      by?: 'dashboard' | 'operator'
+    }
+    EmailResponse: {
+      /** @constant */
+      success: true
+      email: components['schemas']['Email']
+    }
+    CursorPagination: {
+      /**
+       * @description Page size used.
+       * @example 50
+       */
+      limit: number
+      /**
+       * @description `true` while older emails follow; ask again with `cursor` = `nextCursor`.
+       * @example true
+       */
+      hasMore: boolean
+      /**
+       * @description The `cursor` of the next page; `null` on the last page.
+       * @example MTMzOQ
+       */
+      nextCursor: string | null
+    }
+    EmailListResponse: {
+      /** @constant */
+      success: true
+      emails: components['schemas']['Email'][]
+      pagination: components['schemas']['CursorPagination']
     }
     /** @description Inline content of a batch. At least one of `text_body` and `html_body` is required. `{{placeholders}}` are filled from audience members' payloads (empty otherwise). */
     BatchInlineTemplate: {
@@ -997,6 +1215,7 @@ export interface components {
         | 'FEATURE_NOT_AVAILABLE'
         | 'BATCH_NOT_FOUND'
         | 'RESOURCE_NOT_FOUND'
+        | 'OUTBOX_RECORD_NOT_FOUND'
         | 'NOT_FOUND'
         | 'PAYLOAD_TOO_LARGE'
         | 'RATE_LIMITED'
@@ -1211,6 +1430,15 @@ export interface components {
         'application/json': components['schemas']['StandardError']
       }
     }
+    /** @description `OUTBOX_RECORD_NOT_FOUND`: no email with that ID on the account (another account's email included). */
+    EmailNotFound: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
     /** @description `RESOURCE_NOT_FOUND`: the `template_id` does not exist or belongs to another account. */
     ResourceNotFound: {
       headers: {
@@ -1298,6 +1526,35 @@ export interface components {
     Limit: number
     /** @description Number of members to skip, 0 or more (default 0). A negative value gives `400` with the validation body. */
     Offset: number
+    /**
+     * @description Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+     * @example 1339
+     */
+    EmailId: number
+    /** @description Only emails in this status. Another value gives `400` with the validation body. */
+    EmailStatusFilter: 'queued' | 'sending' | 'sent' | 'failed'
+    /**
+     * @description Only the recipients' emails of this batch (another account's batch has none here). Not a positive integer: `400` with the validation body.
+     * @example 42
+     */
+    EmailBatchFilter: number
+    /**
+     * @description First UTC day (`YYYY-MM-DD`, included) of the emails' creation. Not a calendar date, or after `date_to`: `400` with the validation body.
+     * @example 2025-01-01
+     */
+    EmailDateFrom: string
+    /**
+     * @description Last UTC day (`YYYY-MM-DD`, included) of the emails' creation. Not a calendar date: `400` with the validation body.
+     * @example 2025-01-31
+     */
+    EmailDateTo: string
+    /** @description Emails per page, 1 to 100 (default 50). A value outside that range gives `400` with the validation body. */
+    EmailLimit: number
+    /**
+     * @description Where the next page starts: `pagination.nextCursor` of the previous page, as given. A value the API did not give answers `400` with the validation body.
+     * @example MTMzOQ
+     */
+    EmailCursor: string
   }
   requestBodies: never
   headers: never
@@ -1383,6 +1640,84 @@ export interface operations {
       403: components['responses']['ProSendForbidden']
       413: components['responses']['PayloadTooLarge']
       429: components['responses']['RateLimited']
+      500: components['responses']['InternalError']
+    }
+  }
+  listEmails: {
+    parameters: {
+      query?: {
+        /** @description Only emails in this status. Another value gives `400` with the validation body. */
+        status?: components['parameters']['EmailStatusFilter']
+        /**
+         * @description Only the recipients' emails of this batch (another account's batch has none here). Not a positive integer: `400` with the validation body.
+         * @example 42
+         */
+        batch_id?: components['parameters']['EmailBatchFilter']
+        /**
+         * @description First UTC day (`YYYY-MM-DD`, included) of the emails' creation. Not a calendar date, or after `date_to`: `400` with the validation body.
+         * @example 2025-01-01
+         */
+        date_from?: components['parameters']['EmailDateFrom']
+        /**
+         * @description Last UTC day (`YYYY-MM-DD`, included) of the emails' creation. Not a calendar date: `400` with the validation body.
+         * @example 2025-01-31
+         */
+        date_to?: components['parameters']['EmailDateTo']
+        /** @description Emails per page, 1 to 100 (default 50). A value outside that range gives `400` with the validation body. */
+        limit?: components['parameters']['EmailLimit']
+        /**
+         * @description Where the next page starts: `pagination.nextCursor` of the previous page, as given. A value the API did not give answers `400` with the validation body.
+         * @example MTMzOQ
+         */
+        cursor?: components['parameters']['EmailCursor']
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description One page of emails, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailListResponse']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      500: components['responses']['InternalError']
+    }
+  }
+  getEmail: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+         * @example 1339
+         */
+        id: components['parameters']['EmailId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The email with its history. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailResponse']
+        }
+      }
+      400: components['responses']['InvalidId']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['EmailNotFound']
       500: components['responses']['InternalError']
     }
   }

@@ -1,8 +1,12 @@
 import type { Api } from '../env.ts'
 import { registerEnqueueEmail } from './enqueue.ts'
+import { registerGetEmail } from './get.ts'
+import { registerListEmails } from './list.ts'
 import { registerSendEmail } from './send.ts'
 
 export function registerEmail(api: Api) {
   registerSendEmail(api)
   registerEnqueueEmail(api)
+  registerListEmails(api)
+  registerGetEmail(api)
 }

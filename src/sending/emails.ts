@@ -1,0 +1,139 @@
+import type { z } from 'zod'
+import { isStorableId } from '../db/ids.ts'
+import type { Db } from '../db/sql.ts'
+import { invalidInput, type ValidationIssue } from '../errors.ts'
+import type { CursorPaginationSchema, EmailEventSchema, EmailSchema } from '../generated/routes.ts'
+import type { RecipientOutcome } from '../smtp/outcome.ts'
+import {
+  browseOutbox,
+  type HistoryEvent,
+  isCalendarDay,
+  type OutboxListRow,
+  type OutboxStatus,
+  outboxRecord,
+} from './outbox-views.ts'
+
+/**
+ * GET /v1/emails and GET /v1/emails/{id}: the outbox as the API shows it, read through the same
+ * functions as the dashboard's outbox (outbox-views.ts).
+ */
+
+export type Email = z.infer<typeof EmailSchema>
+export type EmailEvent = z.infer<typeof EmailEventSchema>
+export type CursorPagination = z.infer<typeof CursorPaginationSchema>
+
+/** The query of GET /v1/emails, as its schema let it through. */
+export interface EmailQuery {
+  status?: OutboxStatus | undefined
+  batch_id?: number | undefined
+  date_from?: string | undefined
+  date_to?: string | undefined
+  limit: number
+  cursor?: string | undefined
+}
+
+/** One email of the account with its history; another account's answers OUTBOX_RECORD_NOT_FOUND. */
+export async function emailById(db: Db, accountId: number, id: number): Promise<Email> {
+  const record = await outboxRecord(db, accountId, id)
+  return { ...asEmail(record), history: record.history.map(asEvent) }
+}
+
+/** A page of the account's emails, newest first, filtered as asked. */
+export async function listEmails(
+  db: Db,
+  accountId: number,
+  query: EmailQuery,
+): Promise<{ emails: Email[]; pagination: CursorPagination }> {
+  const before = checkQuery(query)
+  const page = await browseOutbox(
+    db,
+    accountId,
+    { status: query.status, batchId: query.batch_id, from: query.date_from, to: query.date_to },
+    before,
+    query.limit,
+  )
+  return {
+    emails: page.records.map(asEmail),
+    pagination: {
+      limit: query.limit,
+      hasMore: page.older !== undefined,
+      nextCursor: page.older === undefined ? null : cursorOf(page.older),
+    },
+  }
+}
+
+/** What the schema cannot check: real days in order, and a cursor this API gave. Returns its ID. */
+function checkQuery(query: EmailQuery): number | undefined {
+  const issues: ValidationIssue[] = []
+  for (const name of ['date_from', 'date_to'] as const) {
+    const day = query[name]
+    if (day !== undefined && !isCalendarDay(day)) {
+      issues.push({ path: [name], message: 'Not a calendar date (YYYY-MM-DD)', code: 'invalid_format' })
+    }
+  }
+  if (issues.length === 0 && query.date_from && query.date_to && query.date_from > query.date_to) {
+    issues.push({ path: ['date_from'], message: 'date_from is after date_to', code: 'custom' })
+  }
+  const before = query.cursor === undefined ? undefined : idOfCursor(query.cursor)
+  if (before === null) {
+    issues.push({ path: ['cursor'], message: 'Not a cursor this API gave', code: 'custom' })
+  }
+  if (issues.length > 0) throw invalidInput(issues)
+  return before ?? undefined
+}
+
+/**
+ * A page's cursor: the ID of its last email, kept opaque (base64url) so that what it holds can
+ * change without breaking a client that passes it on as given.
+ */
+export function cursorOf(id: number): string {
+  return Buffer.from(String(id)).toString('base64url')
+}
+
+/** The ID a cursor holds; null for anything cursorOf did not make. */
+function idOfCursor(cursor: string): number | null {
+  const text = Buffer.from(cursor, 'base64url').toString()
+  if (!/^[1-9][0-9]{0,9}$/.test(text)) return null
+  const id = Number(text)
+  return isStorableId(id) && cursorOf(id) === cursor ? id : null
+}
+
+function asEmail(record: OutboxListRow): Email {
+  return {
+    id: record.id,
+    status: record.status,
+    from: record.from,
+    to: record.to,
+    cc: record.cc,
+    bcc: record.bcc,
+    subject: record.subject,
+    connection_id: record.connection_id,
+    batch_id: record.batch_id,
+    message_id: record.message_id,
+    attempts: record.attempts,
+    last_error: record.error,
+    recipients: record.recipients?.map(asOutcome) ?? pending(record),
+    created_at: record.created_at,
+    updated_at: record.updated_at,
+    sent_at: record.sent_at,
+    next_attempt_at: record.next_attempt_at,
+  }
+}
+
+/** Before the first attempt every recipient is still to be tried. */
+function pending(record: OutboxListRow): Email['recipients'] {
+  return [...record.to, ...record.cc, ...record.bcc].map((email) => ({
+    email,
+    status: 'pending' as const,
+    reply: null,
+  }))
+}
+
+function asOutcome(outcome: RecipientOutcome): Email['recipients'][number] {
+  return { email: outcome.address, status: outcome.status, reply: outcome.reply }
+}
+
+function asEvent(event: HistoryEvent): EmailEvent {
+  if ('recipients' in event) return { ...event, recipients: event.recipients.map(asOutcome) }
+  return event
+}
