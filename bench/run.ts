@@ -58,7 +58,7 @@ async function main() {
   const sink = await startSmtpSink({ port: 587, tls: JSON.parse(BENCH_TLS) })
   const service = await startService(dataDir, path.join(BENCH_DIR, 'service.log'))
   const services = await openServices(
-    { ...loadConfig({}), dataDir, dataDirIsDefault: false, allowPrivateSmtpHosts: true },
+    { ...loadConfig({}), dataDir, dataDirIsDefault: false, allowPrivateSmtpHosts: true, allowPrivateWebhookUrls: true },
     createLogger('warn'),
   )
   try {
