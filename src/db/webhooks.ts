@@ -103,7 +103,12 @@ export async function updateEndpointRow(
 }
 
 /** Replaces the endpoint's sealed secret; false when the account has no such endpoint. */
-export async function setEndpointSecret(db: Db, accountId: number, id: number, sealed: string): Promise<boolean> {
+export async function setEndpointSecret(
+  db: Db,
+  accountId: number,
+  id: number,
+  sealed: string,
+): Promise<boolean> {
   const changed = await db`
     update webhook_endpoints set secret_sealed = ${sealed}, updated_at = now()
     where id = ${id} and account_id = ${accountId}`
@@ -156,6 +161,17 @@ export async function recordEvent(db: Db, accountId: number, type: string, data:
   await db`
     with ${recordedEvents(db, db`select ${accountId}::int as account_id, ${type}::text as type, ${db.json(data as never)}::jsonb as data`)}
     select ${eventsRecorded(db)}`
+}
+
+/** The audience.member_added event of the audience's member with that address (in its transaction). */
+export async function recordMemberAdded(db: Db, audienceId: number, email: string): Promise<void> {
+  const source = db`
+    select a.account_id, 'audience.member_added' as type,
+      jsonb_build_object('audience_id', a.id, 'member_id', m.id, 'email', m.email,
+                         'payload', coalesce(m.payload, '{}'::jsonb)) as data
+    from audience_members m join audiences a on a.id = m.audience_id
+    where m.audience_id = ${audienceId} and lower(m.email) = lower(${email})`
+  await db`with ${recordedEvents(db, source)} select ${eventsRecorded(db)}`
 }
 
 /**

@@ -86,7 +86,8 @@ export async function resolvePublicHost(
     }
   }
   const [address] = addresses
-  if (address === undefined) throw new HostAddressError(`${use.label} ${name} could not be resolved (no addresses)`)
+  if (address === undefined)
+    throw new HostAddressError(`${use.label} ${name} could not be resolved (no addresses)`)
   // A trailing dot is valid DNS but never appears in a certificate's names.
   return { address, servername: literal ? undefined : name.replace(/\.$/, '') }
 }
