@@ -42,7 +42,8 @@ export async function verifyWebhook(
   const id = header(headers, 'webhook-id')
   const timestamp = header(headers, 'webhook-timestamp')
   const signatures = header(headers, 'webhook-signature')
-  if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not a Unix time')
+  if (!/^\d{1,15}$/.test(timestamp))
+    throw new WebhookVerificationError('webhook-timestamp is not a Unix time')
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000)
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS
   if (Math.abs(now - Number(timestamp)) > tolerance) {
