@@ -54,17 +54,17 @@ async function servedDocument(): Promise<Document> {
 }
 
 describe('GET /v1/openapi.json', () => {
-  it('needs no authentication and answers the contract as JSON, with its 18 operations', async () => {
+  it('needs no authentication and answers the contract as JSON, with its 25 operations', async () => {
     const response = await app.request('/openapi.json')
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^application\/json/)
     const document = (await response.json()) as Document
-    expect(operationsOf(document.paths).size).toBe(18)
+    expect(operationsOf(document.paths).size).toBe(25)
   })
 
-  it('describes version 1.0.0 in OpenAPI 3.1', async () => {
+  it('describes version 1.1.0 in OpenAPI 3.1', async () => {
     const document = await servedDocument()
-    expect(document.info.version).toBe('1.0.0')
+    expect(document.info.version).toBe('1.1.0')
     expect(document.openapi.startsWith('3.1')).toBe(true)
   })
 

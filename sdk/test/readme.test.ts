@@ -28,7 +28,7 @@ describe('README.md', () => {
       apiKey: 'mr_key',
     })
     const methods = methodNames(operations)
-    expect(methods).toHaveLength(18)
+    expect(methods).toHaveLength(25)
     for (const method of methods) expect(readme, method).toContain(`| \`mailroom.${method}(`)
   })
 
