@@ -58,7 +58,13 @@ async function main() {
   const sink = await startSmtpSink({ port: 587, tls: JSON.parse(BENCH_TLS) })
   const service = await startService(dataDir, path.join(BENCH_DIR, 'service.log'))
   const services = await openServices(
-    { ...loadConfig({}), dataDir, dataDirIsDefault: false, allowPrivateSmtpHosts: true, allowPrivateWebhookUrls: true },
+    {
+      ...loadConfig({}),
+      dataDir,
+      dataDirIsDefault: false,
+      allowPrivateSmtpHosts: true,
+      allowPrivateWebhookUrls: true,
+    },
     createLogger('warn'),
   )
   try {
@@ -132,6 +138,7 @@ async function startService(dataDir: string, logFile: string) {
         HOST: '127.0.0.1',
         MAILROOM_DATA_DIR: dataDir,
         MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: '1',
+        MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: '1',
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
         DATABASE_URL: '',
         MAILROOM_SECRET: '',
