@@ -332,8 +332,8 @@ export interface DeliveryView {
 export function deliveriesOf(db: Db, endpointId: number, limit: number): Promise<DeliveryView[]> {
   return db<DeliveryView[]>`
     select d.id, v.public_id as event_id, v.type, d.status, d.attempts, d.response_status, d.error,
-      ${isoTime(db, db`d.next_attempt_at`)} as next_attempt_at,
-      ${isoTime(db, db`d.last_attempt_at`)} as last_attempt_at, ${isoTime(db, db`d.created_at`)} as created_at
+      case when d.status = 'pending' then api_timestamp(d.next_attempt_at) end as next_attempt_at,
+      api_timestamp(d.last_attempt_at) as last_attempt_at, api_timestamp(d.created_at) as created_at
     from webhook_deliveries d join webhook_events v on v.id = d.event_id
     where d.endpoint_id = ${endpointId}
     order by d.id desc limit ${limit}`
