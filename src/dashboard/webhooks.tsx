@@ -291,7 +291,7 @@ async function endpointPage(
         </label>
         <EventChoice chosen={webhook.events} />
         <label>
-          <input type="checkbox" name="enabled" value="1" role="switch" checked={webhook.enabled} /> Enabled
+          <input type="checkbox" name="enabled" value="1" checked={webhook.enabled} /> Enabled
         </label>
         <button type="submit">Save</button>
       </PostForm>

@@ -9,9 +9,13 @@ import { seedAccount, startTestApp, useTestApp } from '../support/app.ts'
 
 const app = useTestApp()
 
+/** A response body, read loosely: the tests compare it whole. */
+// biome-ignore lint/suspicious/noExplicitAny: bodies of several shapes, checked by toEqual
+type Body = Record<string, any>
+
 async function call(key: string, path: string, init: { method?: string; body?: unknown } = {}) {
   const res = await app.request(path, { key, ...init })
-  return { status: res.status, body: (await res.json()) as Record<string, any> }
+  return { status: res.status, body: (await res.json()) as Body }
 }
 
 const URL_OK = 'http://127.0.0.1:9/hooks'
