@@ -86,7 +86,7 @@ describe('routes registered by the app', () => {
   it('are exactly the operations of the source, under /v1', () => {
     const fromApp = operationsOfApp()
     const fromSource = operationsOf(source.paths, '/v1')
-    expect(fromSource.size).toBe(18)
+    expect(fromSource.size).toBe(25)
     expect([...fromApp.keys()].sort()).toEqual([...fromSource.keys()].sort())
   })
 

@@ -1,19 +1,12 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { WebhookEventTypeSchema } from '../../src/generated/routes.ts'
 import { createWebhook, deleteWebhook } from '../../src/webhooks/endpoints.ts'
 import type { Bench, Scenario } from '../support.ts'
 import { enqueueRun, QUEUED } from './enqueue.ts'
 
-const ALL_EVENTS = [
-  'email.sent',
-  'email.failed',
-  'email.deferred',
-  'batch.completed',
-  'batch.failed',
-  'audience.member_added',
-  'form.submitted',
-] as const
+const ALL_EVENTS = WebhookEventTypeSchema.options
 
 /**
  * The queue's speed with and without a webhook endpoint subscribed to every event (a receiver in

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { run, type WorkerEvents } from 'graphile-worker'
+import { run, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
 import {
@@ -94,67 +94,66 @@ export async function startWorker(
   // of a pool it made) and a connection ended by the server during shutdown is only logged.
   const lost = (error: Error) =>
     log.warn({ component: 'worker', err: error.message }, 'worker connection lost')
-  const newPool = (max: number) => {
-    const pool = new pg.Pool({ connectionString: services.databaseUrl, max })
+  const pools: pg.Pool[] = []
+  // A runner of graphile-worker with a pool of its own, running only the tasks of `taskList`.
+  const runner = (concurrency: number, taskList: TaskList, crontab?: string) => {
+    const pool = new pg.Pool({ connectionString: services.databaseUrl, max: concurrency + 2 })
     pool.on('error', lost)
     pool.on('connect', (client) => client.on('error', lost))
-    return pool
+    pools.push(pool)
+    return run({
+      pgPool: pool,
+      concurrency,
+      pollInterval: options.pollIntervalMs,
+      noHandleSignals: true,
+      events,
+      logger: workerLogger(log),
+      taskList,
+      ...(crontab ? { crontab } : {}),
+    })
   }
-  const pool = newPool(options.concurrency + 2)
-  const runner = await run({
-    pgPool: pool,
-    concurrency: options.concurrency,
-    pollInterval: options.pollIntervalMs,
-    noHandleSignals: true,
-    events,
-    logger: workerLogger(log),
-    taskList: {
-      [QUEUE_TASK]: async (payload) => {
-        const { connectionId } = payload as QueueRunPayload
-        await drainQueue(services, connectionId, {
-          lanes: options.lanes,
-          processId,
-          policy: options.retry,
-          stopping: stopping.signal,
-        })
+  const runners = [
+    await runner(
+      options.concurrency,
+      {
+        [QUEUE_TASK]: async (payload) => {
+          const { connectionId } = payload as QueueRunPayload
+          await drainQueue(services, connectionId, {
+            lanes: options.lanes,
+            processId,
+            policy: options.retry,
+            stopping: stopping.signal,
+          })
+        },
+        [PROBE_TASK]: async (payload) => {
+          const { connectionId } = payload as ProbePayload
+          const result = await probeConnection(services, connectionId)
+          if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
+          if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
+        },
+        [PURGE_TASK]: async () => {
+          const purged = await purgeExpired(sql)
+          log.info({ purged }, 'expired outbox records and counters purged')
+        },
       },
-      [PROBE_TASK]: async (payload) => {
-        const { connectionId } = payload as ProbePayload
-        const result = await probeConnection(services, connectionId)
-        if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
-        if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
-      },
-      [PURGE_TASK]: async () => {
-        const purged = await purgeExpired(sql)
-        log.info({ purged }, 'expired outbox records and counters purged')
-      },
-    },
-    // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
-    crontab: `17 * * * * ${PURGE_TASK} ?fill=1h`,
-  })
-  // Webhooks run in a runner of their own: an endpoint that hangs until its timeout holds one
-  // of these slots, never one that sends mail.
-  const webhookPool = newPool(options.webhookConcurrency + 2)
-  const webhookRunner = await run({
-    pgPool: webhookPool,
-    concurrency: options.webhookConcurrency,
-    pollInterval: options.pollIntervalMs,
-    noHandleSignals: true,
-    events,
-    logger: workerLogger(log),
-    taskList: {
+      // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
+      `17 * * * * ${PURGE_TASK} ?fill=1h`,
+    ),
+    // Webhooks run in a runner of their own: an endpoint that hangs until its timeout holds one
+    // of these slots, never one that sends mail.
+    await runner(options.webhookConcurrency, {
       [WEBHOOK_TASK]: async (payload) => {
         const { endpointId } = payload as WebhookRunPayload
         await deliverWebhooks(services, endpointId, processId, options.webhooks, stopping.signal)
       },
-    },
-  })
+    }),
+  ]
   return {
     async stop() {
       stopping.abort()
       clearInterval(heartbeat)
-      await Promise.all([runner.stop(), webhookRunner.stop()])
-      await Promise.all([pool.end(), webhookPool.end()])
+      await Promise.all(runners.map((r) => r.stop()))
+      await Promise.all(pools.map((p) => p.end()))
       await unregisterProcess(sql, processId)
     },
   }

@@ -7,6 +7,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { createAudience } from '../../src/audiences/audiences.ts'
 import { createForm } from '../../src/forms/forms.ts'
+import { WebhookEventTypeSchema } from '../../src/generated/routes.ts'
 import { setSignupPage } from '../../src/signups/signup-pages.ts'
 import { DEFAULT_WEBHOOK_POLICY } from '../../src/webhooks/deliver.ts'
 import type { WorkerOptions } from '../../src/worker/worker.ts'
@@ -29,15 +30,7 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()))
 })
 
-const ALL_EVENTS = [
-  'email.sent',
-  'email.failed',
-  'email.deferred',
-  'batch.completed',
-  'batch.failed',
-  'audience.member_added',
-  'form.submitted',
-]
+const ALL_EVENTS = WebhookEventTypeSchema.options
 
 /** Fast retries, a short timeout: the schedule's shape with the test's patience. */
 function workerWith(webhooks: Partial<WorkerOptions['webhooks']> = {}) {
