@@ -5,7 +5,7 @@
  *                  src/web.ts (the API and the dashboard served together)
  *        ↓
  *   domain         src/accounts, keys, connections, quota, sending, queue, batches, audiences, templates,
- *                  signups, forms
+ *                  signups, forms, webhooks
  *        ↓
  *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
  *        ↓
@@ -14,7 +14,7 @@
  * Type-only imports count: a cycle through types is still a cycle.
  */
 const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/(open-services|web)\\.ts$'
-const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms)/'
+const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms|webhooks)/'
 const INFRA = '^src/(db|smtp|net)/'
 const LEAF = '^src/(config|log|metrics|errors|plans|services)\\.ts$|^src/generated/'
 

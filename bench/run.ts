@@ -62,7 +62,13 @@ async function main() {
     process.env.BENCH_SERVICE_LOG ?? path.join(BENCH_DIR, 'service.log'),
   )
   const services = await openServices(
-    { ...loadConfig({}), dataDir, dataDirIsDefault: false, allowPrivateSmtpHosts: true },
+    {
+      ...loadConfig({}),
+      dataDir,
+      dataDirIsDefault: false,
+      allowPrivateSmtpHosts: true,
+      allowPrivateWebhookUrls: true,
+    },
     createLogger('warn'),
   )
   try {
@@ -136,6 +142,7 @@ async function startService(dataDir: string, logFile: string) {
         HOST: '127.0.0.1',
         MAILROOM_DATA_DIR: dataDir,
         MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: '1',
+        MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: '1',
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
         DATABASE_URL: '',
         MAILROOM_SECRET: '',

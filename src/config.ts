@@ -21,6 +21,8 @@ export interface Config {
   /** Unset with the embedded database: generated once and kept in `dataDir`. */
   secret: string | undefined
   allowPrivateSmtpHosts: boolean
+  /** Webhook endpoints on loopback, private, link-local or unique-local addresses are allowed. */
+  allowPrivateWebhookUrls: boolean
   logLevel: LogLevel
   logFormat: LogFormat
   bodyLimitBytes: number
@@ -90,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDirIsDefault: !env.MAILROOM_DATA_DIR,
     secret,
     allowPrivateSmtpHosts: flag('MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS'),
+    allowPrivateWebhookUrls: flag('MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS'),
     logLevel: read<LogLevel>('LOG_LEVEL', 'info', (raw) => oneOf(LOG_LEVELS, raw)),
     logFormat: read<LogFormat>('LOG_FORMAT', 'json', (raw) => oneOf(LOG_FORMATS, raw)),
     bodyLimitBytes: read('MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, (raw) =>

@@ -54,12 +54,12 @@ async function servedDocument(): Promise<Document> {
 }
 
 describe('GET /v1/openapi.json', () => {
-  it('needs no authentication and answers the contract as JSON, with its 20 operations', async () => {
+  it('needs no authentication and answers the contract as JSON, with its 27 operations', async () => {
     const response = await app.request('/openapi.json')
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^application\/json/)
     const document = (await response.json()) as Document
-    expect(operationsOf(document.paths).size).toBe(20)
+    expect(operationsOf(document.paths).size).toBe(27)
   })
 
   it('describes version 1.1.0 in OpenAPI 3.1', async () => {
@@ -86,7 +86,7 @@ describe('routes registered by the app', () => {
   it('are exactly the operations of the source, under /v1', () => {
     const fromApp = operationsOfApp()
     const fromSource = operationsOf(source.paths, '/v1')
-    expect(fromSource.size).toBe(20)
+    expect(fromSource.size).toBe(27)
     expect([...fromApp.keys()].sort()).toEqual([...fromSource.keys()].sort())
   })
 

@@ -7,6 +7,7 @@
  * - An error answer throws a `MailroomError` whose `code` comes from the API's error catalog;
  *   no answer at all throws a `MailroomNetworkError` (`NETWORK_ERROR` or `TIMEOUT`).
  * - With `retries`, the client follows the API's retry guidance (see `MailroomClientOptions`).
+ * - `verifyWebhook(payload, headers, secret)` checks a webhook delivery and returns its event.
  */
 export {
   createClient,
@@ -44,3 +45,10 @@ export type {
 } from './generated/operations.js'
 export type { components, operations, paths } from './generated/schema.js'
 export type * from './types.js'
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookHeaders,
+  WebhookVerificationError,
+} from './webhooks.js'

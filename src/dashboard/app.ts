@@ -15,6 +15,7 @@ import { registerOverview } from './overview.tsx'
 import { SECURITY_HEADERS, sameOrigin, sessionFormToken } from './security.ts'
 import { requireSession } from './session.ts'
 import { registerTemplates } from './templates.tsx'
+import { registerWebhooks } from './webhooks.tsx'
 
 /** The dashboard (`/dashboard/...`): server-rendered pages for an account's owner, behind a sign-in. */
 export function createDashboard(services: Services): Dashboard {
@@ -39,6 +40,7 @@ export function createDashboard(services: Services): Dashboard {
   registerAudiences(app)
   registerTemplates(app)
   registerHostedForms(app)
+  registerWebhooks(app)
   registerAccount(app)
   return app
 }

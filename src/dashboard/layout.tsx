@@ -13,6 +13,7 @@ const SECTIONS = [
   ['/dashboard/audiences', 'Audiences'],
   ['/dashboard/templates', 'Templates'],
   ['/dashboard/forms', 'Forms'],
+  ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/account', 'Account'],
 ] as const
 

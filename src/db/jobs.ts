@@ -14,12 +14,18 @@ export const QUEUE_TASK = 'deliver_queue'
 export const PURGE_TASK = 'purge_expired'
 /** graphile-worker's task that asks a server out of reach whether it answers again. */
 export const PROBE_TASK = 'probe_connection'
+/** graphile-worker's task that sends a webhook endpoint's due deliveries. */
+export const WEBHOOK_TASK = 'deliver_webhooks'
 
 export interface QueueRunPayload {
   connectionId: number
 }
 
 export type ProbePayload = QueueRunPayload
+
+export interface WebhookRunPayload {
+  endpointId: number
+}
 
 function queueKey(connectionId: number): string {
   return `queue:${connectionId}`
@@ -46,14 +52,46 @@ function willRun(db: Db): Fragment {
  */
 export function queueRunRequest(db: Db, connectionId: number, delayMs = 0): Fragment {
   const payload: QueueRunPayload = { connectionId }
-  const key = queueKey(connectionId)
+  return keyedRunRequest(
+    db,
+    QUEUE_TASK,
+    db`select ${queueKey(connectionId)}::text as key, ${db.json({ ...payload })}::json as payload`,
+    delayMs,
+  )
+}
+
+/**
+ * Asks for runs of `task` after `delayMs`, one per row of `runs` (a query yielding `key` and
+ * `payload`), each keyed and in a named queue of its own (see queueRunRequest).
+ */
+function keyedRunRequest(db: Db, task: string, runs: Fragment, delayMs: number): Fragment {
   const runAt = db`now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond'`
   return db`
-    select graphile_worker.add_job(${QUEUE_TASK}::text, ${db.json({ ...payload })}::json, run_at => ${runAt},
-      queue_name => ${key}::text, job_key => ${key}::text)
+    select graphile_worker.add_job(${task}::text, r.payload, run_at => ${runAt}, queue_name => r.key,
+      job_key => r.key)
+    from (${runs}) r
     where not exists (
       select 1 from graphile_worker.jobs j
-      where j.key = ${key}::text and j.locked_at is null and j.run_at <= ${runAt} and j.attempts < j.max_attempts)`
+      where j.key = r.key and j.locked_at is null and j.run_at <= ${runAt} and j.attempts < j.max_attempts)`
+}
+
+/**
+ * A query that asks for a run of the deliveries of each webhook endpoint `endpoints` yields (a
+ * query of `endpoint_id`), after `delayMs`: keyed per endpoint, like a connection's queue.
+ */
+export function webhookRunRequest(db: Db, endpoints: Fragment, delayMs = 0): Fragment {
+  return keyedRunRequest(
+    db,
+    WEBHOOK_TASK,
+    db`select 'webhook:' || e.endpoint_id as key, json_build_object('endpointId', e.endpoint_id) as payload
+       from (${endpoints}) e`,
+    delayMs,
+  )
+}
+
+/** Asks for a run of the endpoint's deliveries after `delayMs` (see webhookRunRequest). */
+export async function scheduleWebhookRun(db: Db, endpointId: number, delayMs = 0): Promise<void> {
+  await db`${webhookRunRequest(db, db`select ${endpointId}::int as endpoint_id`, delayMs)}`
 }
 
 /** Asks for a run of the connection's queue after `delayMs` (see queueRunRequest). */
@@ -73,6 +111,11 @@ export async function scheduleProbe(db: Db, connectionId: number, delayMs: numbe
 /** A condition on `connectionId` (an SQL expression): a run of that connection's queue will run. */
 export function queueRunComing(db: Db, connectionId: Fragment): Fragment {
   return db`exists (select 1 from graphile_worker.jobs j where j.key = 'queue:' || ${connectionId} and ${willRun(db)})`
+}
+
+/** A condition on `endpointId` (an SQL expression): a run of that endpoint's deliveries will run. */
+export function webhookRunComing(db: Db, endpointId: Fragment): Fragment {
+  return db`exists (select 1 from graphile_worker.jobs j where j.key = 'webhook:' || ${endpointId} and ${willRun(db)})`
 }
 
 /**

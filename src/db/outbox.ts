@@ -5,6 +5,7 @@ import type { Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
+import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
 
 /**
  * The outbox (table outbox): every attempted send, whatever its path, and the queue, which is
@@ -169,11 +170,24 @@ export async function settleAttempt(
         deferrals = deferrals + ${settlement.counter === 'deferrals' ? 1 : 0},
         sent_at = ${delivered ? db`coalesce(sent_at, now())` : db`sent_at`}, updated_at = now()
       where id = ${id}
+      returning ${EVENT_COLUMNS(db)}
     ), history as (
       insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
       values (${id}, ${line.attempt}, ${line.kind}, ${line.reply}, ${db.json(jsonOf(line.recipients))})
-    )
-    ${delivered ? clearFailures(db, connectionId) : db`select 1`}`
+    ), ${delivered ? db`cleared as (${clearFailures(db, connectionId)}),` : db``}
+    settled_batches as (select r.* from record r where r.batch_id is not null and r.status in ('sent', 'failed')),
+    ${recordedEvents(db, db`${emailEvents(db)} union all ${batchEndEvent(db, true)}`)}
+    select ${eventsRecorded(db)}`
+}
+
+/** What an email event reads of a record (see emailEventData). */
+const EVENT_COLUMNS = (db: Db) => db`
+  id, account_id, batch_id, status, message_id, from_address, to_addresses, cc_addresses, bcc_addresses,
+  subject, content_id, payload, attempts, error, recipients, next_attempt_at`
+
+/** The email events of the records the statement's `record` changed: email.sent, .failed or .deferred. */
+function emailEvents(db: Db): Fragment {
+  return db`select r.account_id, ${emailEventType(db)} as type, ${emailEventData(db)} as data from record r`
 }
 
 /** postgres.js's json() wants its own JSON type; outcomes are plain data. */
@@ -382,12 +396,25 @@ function backToQueue(db: Db, error: string) {
     error = case when connection_id is null then ${CONNECTION_DELETED} else ${error} end`
 }
 
-/** A deleted connection fails the mail still waiting on it; run in the deleting transaction. */
+/**
+ * A deleted connection fails the mail still waiting on it, with its email.failed events and the
+ * ends of the batches it was the rest of; run in the deleting transaction.
+ */
 export async function failQueuedOfConnection(tx: Db, connectionId: number): Promise<void> {
+  const batches = await tx<{ batch_id: number }[]>`
+    with record as (
+      update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
+        updated_at = now()
+      where connection_id = ${connectionId} and status = 'queued'
+      returning ${EVENT_COLUMNS(tx)}
+    ), ${recordedEvents(tx, emailEvents(tx))}
+    select distinct r.batch_id from record r where r.batch_id is not null and ${eventsRecorded(tx)} >= 0`
+  if (batches.length === 0) return
   await tx`
-    update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
-      updated_at = now()
-    where connection_id = ${connectionId} and status = 'queued'`
+    with settled_batches as (
+      select unnest(${batches.map((b) => b.batch_id)}::int[]) as batch_id, null::int as id, null::text as status
+    ), ${recordedEvents(tx, batchEndEvent(tx, false))}
+    select ${eventsRecorded(tx)}`
 }
 
 /** What decides when the connection's queue runs next. */

@@ -4,6 +4,7 @@ import { countSubmission as countFormSubmission, formByPublicId, type PublicForm
 import { enqueueMessages } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
+import { recordEvent } from '../db/webhooks.ts'
 import { AppError, invalidInput } from '../errors.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { countSubmission, FORM_SUBMISSIONS_PER_HOUR } from '../signups/submission-limit.ts'
@@ -84,7 +85,7 @@ export async function submitForm(
     'queued',
   )
   await sql.begin(async (tx) => {
-    await enqueueMessages(tx, connection.id, [
+    const [queued] = await enqueueMessages(tx, connection.id, [
       {
         accountId: form.account_id,
         from: connection.from_address,
@@ -98,6 +99,12 @@ export async function submitForm(
       },
     ])
     await countFormSubmission(tx, form.id)
+    await recordEvent(tx, form.account_id, 'form.submitted', {
+      form_id: form.public_id,
+      form_name: form.name,
+      outbox_id: queued?.id,
+      fields: shown.map(([name, value]) => ({ name, value })),
+    })
   })
   return result
 }

@@ -27,6 +27,8 @@ export const ERROR_CATALOG = {
   IDEMPOTENCY_KEY_IN_FLIGHT: { status: 400, body: 'standard', api: true },
   /** Deleting a batch that is `pending` or `running`. */
   INVALID_STATUS: { status: 400, body: 'standard', api: true },
+  /** A webhook URL that is not `http`/`https`, or whose host does not resolve or resolves to a private address. */
+  INVALID_WEBHOOK_URL: { status: 400, body: 'standard', api: true },
   /** The batch's `audience_id` is not one of the account's audiences. */
   INVALID_AUDIENCE: { status: 400, body: 'simple', error: 'Invalid audience', api: true },
   /** The batch's audience is empty. */
@@ -54,6 +56,10 @@ export const ERROR_CATALOG = {
   ACCESS_DENIED: { status: 403, body: 'simple', error: 'Access denied', api: true },
   /** The plan's template limit is reached. */
   TEMPLATE_LIMIT_REACHED: { status: 403, body: 'template-limit', error: 'Template limit reached', api: true },
+  /** The account already has the most webhook endpoints it may keep (`details.limit`, `used`). */
+  WEBHOOK_LIMIT_REACHED: { status: 403, body: 'standard', api: true },
+  /** No such webhook endpoint on the account. */
+  WEBHOOK_NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** No audience with that ID. */
   AUDIENCE_NOT_FOUND: { status: 404, body: 'simple', error: 'Audience not found', api: true },
   /** No member with that ID in the audience. */

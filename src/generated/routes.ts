@@ -829,6 +829,279 @@ export const TemplateListResponseSchema = z
   .object({ success: z.literal(true), templates: z.array(TemplateSchema) })
   .openapi('TemplateListResponse')
 
+export const WebhookEventTypeSchema = z
+  .enum([
+    'email.sent',
+    'email.failed',
+    'email.deferred',
+    'batch.completed',
+    'batch.failed',
+    'audience.member_added',
+    'form.submitted',
+  ])
+  .openapi({
+    description:
+      "`email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).",
+    example: 'email.sent',
+  })
+  .openapi('WebhookEventType')
+
+export const WebhookSchema = z
+  .object({
+    id: z.int().openapi({ example: 5 }),
+    url: z.string().openapi({ example: 'https://example.com/hooks/mailroom' }),
+    description: z.string().nullable().openapi({ example: 'Order system' }),
+    events: z.array(WebhookEventTypeSchema),
+    enabled: z.boolean().openapi({ example: true }),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Why the endpoint is disabled: by its owner, or by the service after every delivery failed for 5 days (with the last failure). Null while enabled.',
+        example: null,
+      }),
+    failing_since: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Since when every delivery attempt has failed (`YYYY-MM-DD HH:MM:SS`, UTC); null after a success.',
+        example: null,
+      }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi('Webhook')
+
+export const WebhookUrlSchema = z
+  .string()
+  .min(1)
+  .max(2000)
+  .openapi({
+    description: 'An `http` or `https` URL, at most 2000 characters.',
+    example: 'https://example.com/hooks/mailroom',
+  })
+  .openapi('WebhookUrl')
+
+export const WebhookCreateRequestSchema = z
+  .object({
+    url: WebhookUrlSchema,
+    events: z
+      .array(WebhookEventTypeSchema)
+      .min(1)
+      .max(7)
+      .openapi({ description: 'The event types to send (each once).' }),
+    description: z
+      .string()
+      .max(255)
+      .optional()
+      .openapi({ description: 'Shown in the dashboard, at most 255 characters.', example: 'Order system' }),
+  })
+  .openapi('WebhookCreateRequest')
+
+export const WebhookUpdateRequestSchema = z
+  .object({
+    url: WebhookUrlSchema.optional(),
+    events: z.array(WebhookEventTypeSchema).min(1).max(7).optional(),
+    description: z.string().max(255).optional(),
+    enabled: z.boolean().optional(),
+  })
+  .openapi({ description: 'Any of the fields; fields left out keep their value.' })
+  .openapi('WebhookUpdateRequest')
+
+export const WebhookResponseSchema = z
+  .object({ success: z.literal(true), webhook: WebhookSchema })
+  .openapi('WebhookResponse')
+
+export const WebhookSecretResponseSchema = z
+  .object({
+    success: z.literal(true),
+    webhook: WebhookSchema,
+    secret: z
+      .string()
+      .openapi({
+        description:
+          'The signing secret, `whsec_` + base64 of 32 random bytes. Shown only here; keep it on the server that receives the webhooks.',
+        example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1f0d8p4X6bE=',
+      }),
+  })
+  .openapi('WebhookSecretResponse')
+
+export const WebhookListResponseSchema = z
+  .object({ success: z.literal(true), webhooks: z.array(WebhookSchema) })
+  .openapi('WebhookListResponse')
+
+export const WebhookDeliverySchema = z
+  .object({
+    id: z.int().openapi({ example: 901 }),
+    event_id: z
+      .string()
+      .openapi({
+        description: 'The `webhook-id` header of every attempt.',
+        example: 'msg_8d3f0b6c1e2a4f5b9c7d6e5f4a3b2c1d',
+      }),
+    type: WebhookEventTypeSchema,
+    status: z
+      .enum(['pending', 'sending', 'delivered', 'failed'])
+      .openapi({
+        description:
+          '`pending` (waiting for its next attempt), `sending`, `delivered` (a `2xx` answer) or `failed` (every attempt failed, or the endpoint was disabled).',
+        example: 'delivered',
+      }),
+    attempts: z.int().openapi({ example: 1 }),
+    response_status: z
+      .int()
+      .nullable()
+      .openapi({
+        description: 'The HTTP status of the last answer; null when there was none.',
+        example: 200,
+      }),
+    error: z
+      .string()
+      .nullable()
+      .openapi({ description: 'What went wrong on the last attempt; null after a success.', example: null }),
+    next_attempt_at: z
+      .string()
+      .nullable()
+      .openapi({
+        description: 'When a pending delivery is tried next (`YYYY-MM-DD HH:MM:SS`, UTC).',
+        example: null,
+      }),
+    last_attempt_at: z
+      .string()
+      .nullable()
+      .openapi({
+        description: 'When it was last tried (`YYYY-MM-DD HH:MM:SS`, UTC).',
+        example: '2025-01-15 09:30:01',
+      }),
+    created_at: TimestampSchema,
+  })
+  .openapi('WebhookDelivery')
+
+export const WebhookDeliveryListResponseSchema = z
+  .object({ success: z.literal(true), deliveries: z.array(WebhookDeliverySchema) })
+  .openapi('WebhookDeliveryListResponse')
+
+export const WebhookRecipientSchema = z
+  .object({
+    address: z.string(),
+    status: z.enum(['accepted', 'refused', 'deferred']),
+    reply: z.string().nullable().openapi({ description: "The SMTP server's reply for this recipient." }),
+  })
+  .openapi('WebhookRecipient')
+
+export const WebhookEmailDataSchema = z
+  .object({
+    outbox_id: z.int(),
+    batch_id: z.int().nullable(),
+    message_id: z.string(),
+    from: z.string(),
+    to: z.array(z.string()),
+    cc: z.array(z.string()),
+    bcc: z.array(z.string()),
+    subject: z.string(),
+    status: z.enum(['sent', 'failed', 'queued']).openapi({ description: '`queued` on `email.deferred`.' }),
+    attempts: z.int(),
+    error: z.string().nullable(),
+    recipients: z.array(WebhookRecipientSchema),
+    next_attempt_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'On `email.deferred`, when it is tried again (ISO 8601, UTC).' }),
+  })
+  .openapi({ description: 'What became of one message (an outbox record).' })
+  .openapi('WebhookEmailData')
+
+export const WebhookBatchDataSchema = z
+  .object({
+    batch_id: z.int(),
+    name: z.string(),
+    status: z.enum(['completed', 'failed']),
+    total_count: z.int(),
+    sent_count: z.int(),
+    failed_count: z.int(),
+  })
+  .openapi('WebhookBatchData')
+
+export const WebhookMemberAddedDataSchema = z
+  .object({
+    audience_id: z.int(),
+    member_id: z.int(),
+    email: z.string(),
+    payload: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: '`source` (`public_signup_page`) and `slug`, as the member got them.' }),
+  })
+  .openapi('WebhookMemberAddedData')
+
+export const WebhookFormFieldSchema = z
+  .object({ name: z.string(), value: z.string() })
+  .openapi('WebhookFormField')
+
+export const WebhookFormDataSchema = z
+  .object({
+    form_id: z.string().openapi({ description: "The form's public ID (in its address)." }),
+    form_name: z.string(),
+    outbox_id: z.int().openapi({ description: 'The outbox record of the email the submission was sent as.' }),
+    fields: z
+      .array(WebhookFormFieldSchema)
+      .openapi({ description: 'The fields in the order sent (a name may repeat), the honeypot left out.' }),
+  })
+  .openapi('WebhookFormData')
+
+export const WebhookEmailEventSchema = z
+  .object({
+    type: z.enum(['email.sent', 'email.failed', 'email.deferred']),
+    timestamp: z.iso
+      .datetime({ offset: true })
+      .openapi({ description: 'When the event happened (ISO 8601, UTC).' }),
+    data: WebhookEmailDataSchema,
+  })
+  .openapi({ description: 'The body of an `email.*` delivery.' })
+  .openapi('WebhookEmailEvent')
+
+export const WebhookBatchEventSchema = z
+  .object({
+    type: z.enum(['batch.completed', 'batch.failed']),
+    timestamp: z.iso.datetime({ offset: true }),
+    data: WebhookBatchDataSchema,
+  })
+  .openapi('WebhookBatchEvent')
+
+export const WebhookMemberAddedEventSchema = z
+  .object({
+    type: z.literal('audience.member_added'),
+    timestamp: z.iso.datetime({ offset: true }),
+    data: WebhookMemberAddedDataSchema,
+  })
+  .openapi('WebhookMemberAddedEvent')
+
+export const WebhookFormSubmittedEventSchema = z
+  .object({
+    type: z.literal('form.submitted'),
+    timestamp: z.iso.datetime({ offset: true }),
+    data: WebhookFormDataSchema,
+  })
+  .openapi('WebhookFormSubmittedEvent')
+
+export const WebhookEventSchema = z
+  .union(
+    [
+      WebhookEmailEventSchema,
+      WebhookBatchEventSchema,
+      WebhookMemberAddedEventSchema,
+      WebhookFormSubmittedEventSchema,
+    ],
+    {
+      error: unionMessage(
+        'Expected WebhookEmailEvent or WebhookBatchEvent or WebhookMemberAddedEvent or WebhookFormSubmittedEvent',
+      ),
+    },
+  )
+  .openapi({ description: 'The body of any delivery; tell them apart by `type`.' })
+  .openapi('WebhookEvent')
+
 export const ErrorDetailsSchema = z
   .object({
     retryAfter: z
@@ -882,6 +1155,9 @@ export const StandardErrorSchema = z
         'BATCH_NOT_FOUND',
         'RESOURCE_NOT_FOUND',
         'OUTBOX_RECORD_NOT_FOUND',
+        'INVALID_WEBHOOK_URL',
+        'WEBHOOK_LIMIT_REACHED',
+        'WEBHOOK_NOT_FOUND',
         'NOT_FOUND',
         'PAYLOAD_TOO_LARGE',
         'RATE_LIMITED',
@@ -2167,6 +2443,368 @@ export const deleteTemplateRoute = createRoute({
   },
 })
 
+export const listWebhooksRoute = createRoute({
+  method: 'get',
+  path: '/webhooks',
+  operationId: 'listWebhooks',
+  tags: ['Webhooks'],
+  summary: 'List webhook endpoints',
+  description: "Lists the account's webhook endpoints, oldest first. Available on all plans.",
+  responses: {
+    200: {
+      description: 'The endpoints.',
+      content: { 'application/json': { schema: WebhookListResponseSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const createWebhookRoute = createRoute({
+  method: 'post',
+  path: '/webhooks',
+  operationId: 'createWebhook',
+  tags: ['Webhooks'],
+  summary: 'Register a webhook endpoint',
+  description:
+    "Registers an `http` or `https` URL to be sent the chosen event types. The answer carries\nthe endpoint's signing `secret` (`whsec_...`): it is shown this once (rotate it to get a\nnew one). A URL whose host resolves to a loopback, private, link-local or unique-local\naddress answers `400 INVALID_WEBHOOK_URL` (unless the server allows private webhook\nURLs). An account keeps at most 10 endpoints (`403 WEBHOOK_LIMIT_REACHED`).\n",
+  request: {
+    body: { content: { 'application/json': { schema: WebhookCreateRequestSchema } }, required: true },
+  },
+  responses: {
+    201: {
+      description: 'The endpoint was registered; its secret is shown this once.',
+      content: { 'application/json': { schema: WebhookSecretResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request: the validation body, `INVALID_JSON`, `INVALID_ID`, or `INVALID_WEBHOOK_URL` (not an `http`/`https` URL, or its host does not resolve or resolves to a private address).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    403: {
+      description:
+        '`WEBHOOK_LIMIT_REACHED`: the account already has 10 webhook endpoints (`details.limit`, `details.used`).',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    413: {
+      description: '`PAYLOAD_TOO_LARGE`: the request body exceeds the size limit (10 MiB by default).',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const getWebhookRoute = createRoute({
+  method: 'get',
+  path: '/webhooks/{id}',
+  operationId: 'getWebhook',
+  tags: ['Webhooks'],
+  summary: 'Get a webhook endpoint',
+  description:
+    "Returns one endpoint (never its secret). Another account's endpoint gives `404 WEBHOOK_NOT_FOUND`.",
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int())
+        .openapi({
+          type: 'integer',
+          param: {
+            description: 'Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.',
+            example: 5,
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: { description: 'The endpoint.', content: { 'application/json': { schema: WebhookResponseSchema } } },
+    400: {
+      description: 'Bad request (`INVALID_ID`): the ID in the path is not a number.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`WEBHOOK_NOT_FOUND`: no such webhook endpoint on the account (another account's included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const updateWebhookRoute = createRoute({
+  method: 'put',
+  path: '/webhooks/{id}',
+  operationId: 'updateWebhook',
+  tags: ['Webhooks'],
+  summary: 'Update a webhook endpoint',
+  description:
+    'Changes any of `url`, `description`, `events`, `enabled`; fields left out keep their\nvalue. Enabling an endpoint (also one the service disabled after days of failures)\nstarts afresh and sends the deliveries still waiting.\n',
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int())
+        .openapi({
+          type: 'integer',
+          param: {
+            description: 'Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.',
+            example: 5,
+          },
+        }),
+    }),
+    body: { content: { 'application/json': { schema: WebhookUpdateRequestSchema } }, required: true },
+  },
+  responses: {
+    200: {
+      description: 'The updated endpoint.',
+      content: { 'application/json': { schema: WebhookResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request: the validation body, `INVALID_JSON`, `INVALID_ID`, or `INVALID_WEBHOOK_URL` (not an `http`/`https` URL, or its host does not resolve or resolves to a private address).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`WEBHOOK_NOT_FOUND`: no such webhook endpoint on the account (another account's included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    413: {
+      description: '`PAYLOAD_TOO_LARGE`: the request body exceeds the size limit (10 MiB by default).',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const deleteWebhookRoute = createRoute({
+  method: 'delete',
+  path: '/webhooks/{id}',
+  operationId: 'deleteWebhook',
+  tags: ['Webhooks'],
+  summary: 'Delete a webhook endpoint',
+  description: 'Deletes the endpoint and its deliveries; nothing more is sent to it.',
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int())
+        .openapi({
+          type: 'integer',
+          param: {
+            description: 'Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.',
+            example: 5,
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The endpoint was deleted.',
+      content: { 'application/json': { schema: SuccessMessageSchema } },
+    },
+    400: {
+      description: 'Bad request (`INVALID_ID`): the ID in the path is not a number.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`WEBHOOK_NOT_FOUND`: no such webhook endpoint on the account (another account's included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const rotateWebhookSecretRoute = createRoute({
+  method: 'post',
+  path: '/webhooks/{id}/rotate-secret',
+  operationId: 'rotateWebhookSecret',
+  tags: ['Webhooks'],
+  summary: "Rotate a webhook endpoint's secret",
+  description:
+    'Issues a new signing secret, shown this once; deliveries sent from now on are signed with it, and the old one stops being used.',
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int())
+        .openapi({
+          type: 'integer',
+          param: {
+            description: 'Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.',
+            example: 5,
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The endpoint with its new secret.',
+      content: { 'application/json': { schema: WebhookSecretResponseSchema } },
+    },
+    400: {
+      description: 'Bad request (`INVALID_ID`): the ID in the path is not a number.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`WEBHOOK_NOT_FOUND`: no such webhook endpoint on the account (another account's included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const listWebhookDeliveriesRoute = createRoute({
+  method: 'get',
+  path: '/webhooks/{id}/deliveries',
+  operationId: 'listWebhookDeliveries',
+  tags: ['Webhooks'],
+  summary: "An endpoint's recent deliveries",
+  description:
+    "The endpoint's latest deliveries, newest first, with their status, attempts and the endpoint's last answer.",
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int())
+        .openapi({
+          type: 'integer',
+          param: {
+            description: 'Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.',
+            example: 5,
+          },
+        }),
+    }),
+    query: z.object({
+      limit: z
+        .string()
+        .regex(/^-?[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int().min(1).max(100))
+        .default(20)
+        .openapi({
+          type: 'integer',
+          minimum: 1,
+          maximum: 100,
+          default: 20,
+          param: {
+            description:
+              'Deliveries to return, 1 to 100 (default 20). A value outside that range gives `400` with the validation body.',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The deliveries.',
+      content: { 'application/json': { schema: WebhookDeliveryListResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`WEBHOOK_NOT_FOUND`: no such webhook endpoint on the account (another account's included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
 export const operations = [
   { operationId: 'sendEmail', method: 'post', path: '/send', route: sendEmailRoute },
   { operationId: 'enqueueEmail', method: 'post', path: '/enqueue', route: enqueueEmailRoute },
@@ -2203,4 +2841,21 @@ export const operations = [
   { operationId: 'getTemplate', method: 'get', path: '/templates/{id}', route: getTemplateRoute },
   { operationId: 'updateTemplate', method: 'put', path: '/templates/{id}', route: updateTemplateRoute },
   { operationId: 'deleteTemplate', method: 'delete', path: '/templates/{id}', route: deleteTemplateRoute },
+  { operationId: 'listWebhooks', method: 'get', path: '/webhooks', route: listWebhooksRoute },
+  { operationId: 'createWebhook', method: 'post', path: '/webhooks', route: createWebhookRoute },
+  { operationId: 'getWebhook', method: 'get', path: '/webhooks/{id}', route: getWebhookRoute },
+  { operationId: 'updateWebhook', method: 'put', path: '/webhooks/{id}', route: updateWebhookRoute },
+  { operationId: 'deleteWebhook', method: 'delete', path: '/webhooks/{id}', route: deleteWebhookRoute },
+  {
+    operationId: 'rotateWebhookSecret',
+    method: 'post',
+    path: '/webhooks/{id}/rotate-secret',
+    route: rotateWebhookSecretRoute,
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    method: 'get',
+    path: '/webhooks/{id}/deliveries',
+    route: listWebhookDeliveriesRoute,
+  },
 ] as const

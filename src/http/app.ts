@@ -14,6 +14,7 @@ import { observe } from './observe.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerReference } from './reference.ts'
 import { registerTemplates } from './templates/index.ts'
+import { registerWebhooks } from './webhooks/index.ts'
 
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
   const document = loadOpenApiDocument()
@@ -47,6 +48,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerTemplates(api)
   registerAudiences(api)
   registerBatches(api)
+  registerWebhooks(api)
   app.route('/v1', api)
   return app
 }

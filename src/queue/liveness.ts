@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
-import { orphanedJobWorkers, scheduleQueueRun, unlockJobWorkers } from '../db/jobs.ts'
+import { orphanedJobWorkers, scheduleQueueRun, scheduleWebhookRun, unlockJobWorkers } from '../db/jobs.ts'
 import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
+import { endpointsWithStrandedDeliveries, releaseOrphanedDeliveries } from '../db/webhooks.ts'
 import { beat, liveJobWorkers, removeSilentProcesses } from '../db/worker-processes.ts'
 
 /** How often a worker process says it is alive. */
@@ -40,6 +41,12 @@ export async function beatAndSweep(
     const stranded = await connectionsWithStrandedMail(tx, HEARTBEAT_MS)
     const connections = new Set([...released, ...stranded])
     for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)
+    // Webhook deliveries the same way: sent again (same webhook-id) when their worker died.
+    const endpoints = new Set([
+      ...(await releaseOrphanedDeliveries(tx)),
+      ...(await endpointsWithStrandedDeliveries(tx, HEARTBEAT_MS)),
+    ])
+    for (const endpointId of endpoints) await scheduleWebhookRun(tx, endpointId)
     return { dead: gone.length, connections: connections.size }
   })
 }

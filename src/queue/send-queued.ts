@@ -55,9 +55,10 @@ export async function sendNextQueued(
       ])
       if (!message) throw new NothingDue()
       // Rendered before the claim commits, so that a failure to read the batch's content leaves
-      // the message queued rather than held.
+      // the message queued rather than held; read on the claim's own connection, since a lane
+      // holding one while it waits for a second could, with every lane doing so, starve the pool.
       const [content] = await Promise.all([
-        contentOf(context.sql, message, contents),
+        contentOf(tx, message, contents),
         recordReservation(tx, message.id, reservation),
       ])
       return { message, content, reservation }
@@ -76,11 +77,11 @@ export async function sendNextQueued(
 /** What a message says: its own subject and bodies, or a batch recipient's, rendered now. */
 type Content = Pick<OutgoingMessage, 'subject' | 'text' | 'html'>
 
-async function contentOf(sql: Sql, message: ClaimedMessage, contents: BatchContents): Promise<Content> {
+async function contentOf(db: Db, message: ClaimedMessage, contents: BatchContents): Promise<Content> {
   const own =
     message.content_id === null
       ? { subject: message.subject ?? '', text_body: message.text_body, html_body: message.html_body }
-      : await contents.render(sql, message.content_id, message.payload)
+      : await contents.render(db, message.content_id, message.payload)
   return {
     subject: own.subject,
     ...(own.text_body == null ? {} : { text: own.text_body }),

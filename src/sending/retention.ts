@@ -3,10 +3,13 @@ import { purgeEndedBatches, purgeUnreadContents } from '../db/batches.ts'
 import { purgeOutbox } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 import { purgeCounters } from '../db/usage.ts'
+import { purgeWebhookEvents } from '../db/webhooks.ts'
 import { PLAN_LIMITS, PLANS, type Plan } from '../plans.ts'
 
 /** Usage counters older than this can no longer be reached by a give-back. */
 const COUNTER_KEEP_DAYS = 2
+/** Webhook events and their deliveries are kept this long (the last retry ends after about a day). */
+const WEBHOOK_EVENT_KEEP_DAYS = 30
 
 /** Each plan's retention as the plan table says it (read per run, like every other limit). */
 function retentionDays(): Record<Plan, number> {
@@ -22,7 +25,9 @@ function retentionDays(): Record<Plan, number> {
  * ended batches. Mail still queued or in flight is never
  * touched, nor the records of a batch that still exists (they are its recipients).
  */
-export async function purgeExpired(sql: Sql): Promise<{ batches: number; outbox: number; counters: number }> {
+export async function purgeExpired(
+  sql: Sql,
+): Promise<{ batches: number; outbox: number; counters: number; webhookEvents: number }> {
   const retention = retentionDays()
   // An ended batch past retention goes first; its records are then plain outbox records.
   const batches = await sql.begin(async (tx) => {
@@ -37,5 +42,6 @@ export async function purgeExpired(sql: Sql): Promise<{ batches: number; outbox:
   // A batch's content goes with the last record rendered from it.
   await purgeUnreadContents(sql)
   const counters = await purgeCounters(sql, COUNTER_KEEP_DAYS)
-  return { batches, outbox, counters }
+  const webhookEvents = await purgeWebhookEvents(sql, WEBHOOK_EVENT_KEEP_DAYS)
+  return { batches, outbox, counters, webhookEvents }
 }

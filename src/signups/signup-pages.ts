@@ -22,6 +22,7 @@ import {
 } from '../db/signup-pages.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
+import { recordMemberAdded } from '../db/webhooks.ts'
 import { AppError, invalidInput } from '../errors.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { countSubmission, SIGNUPS_PER_HOUR } from './submission-limit.ts'
@@ -230,7 +231,8 @@ async function join(sql: Sql, audienceId: number, slug: string, email: string): 
     const inserted = await insertMembers(tx, audienceId, [
       { email, payload: { source: 'public_signup_page', slug } },
     ])
-    if (inserted > 0) await countSignup(tx, audienceId)
+    if (inserted > 0)
+      await Promise.all([countSignup(tx, audienceId), recordMemberAdded(tx, audienceId, email)])
   })
 }
 

@@ -1,101 +1,20 @@
-import dns from 'node:dns/promises'
-import net from 'node:net'
-import ipaddr from 'ipaddr.js'
+import { HostAddressError, type ResolvedHost, resolvePublicHost } from '../net/public-address.ts'
 
 /** The SMTP host cannot be used: it does not resolve, or it points inside the network. */
 export class SmtpHostError extends Error {
   override name = 'SmtpHostError'
 }
 
-export interface ResolvedSmtpHost {
-  /** The checked IP address to connect to; connecting by name would resolve again and could be steered elsewhere. */
-  address: string
-  /** The host name the certificate must match (and SNI); undefined when the host is an IP literal. */
-  servername: string | undefined
-}
+export type ResolvedSmtpHost = ResolvedHost
 
-const LOOKUP_TIMEOUT_MS = 10_000
+const SMTP_HOST = { label: 'SMTP host', setting: 'MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS' }
 
-/**
- * IPv6 ranges of ipaddr.js's table that carry an IPv4 address, and where (first byte of the four):
- * such an address reaches that IPv4 address through a translator or tunnel, so it is judged as
- * that address. The local-use NAT64 prefix (64:ff9b:1::/48) is not here: where inside it the IPv4
- * address sits is the local network's choice, and it is local by definition.
- */
-const EMBEDDED_V4_AT: Record<string, number> = { ipv4Mapped: 12, rfc6145: 12, '6to4': 2 }
-const WELL_KNOWN_NAT64 = ipaddr.parseCIDR('64:ff9b::/96')
-/**
- * The deprecated IPv4-compatible form (::a.b.c.d): ipaddr.js files its hex spelling under
- * unicast and reads its dotted one as IPv4-mapped, so it is refused by its text and its range.
- */
-const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96')
-const DOTTED_IPV4_COMPATIBLE = /^::(?!ffff:)[^:]*\./i
-
-/**
- * Whether an address lies outside the public internet, by ipaddr.js's table of special ranges
- * (loopback, private, link-local, unique-local, carrier-grade NAT, multicast, reserved, Teredo,
- * ...): only plain unicast is public, and an IPv6 address that embeds an IPv4 one is as public as
- * the IPv4 address it leads to.
- */
-export function isPrivateAddress(address: string): boolean {
-  if (!ipaddr.isValid(address) || net.isIP(address) === 0)
-    throw new SmtpHostError(`${address} is not an IP address`)
-  const parsed = ipaddr.parse(address)
-  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast'
-  const v6 = parsed as ipaddr.IPv6
-  if (DOTTED_IPV4_COMPATIBLE.test(address) || v6.match(IPV4_COMPATIBLE)) return true
-  const embedded = embeddedIpv4(v6)
-  if (embedded) return isPrivateAddress(embedded.toString())
-  return v6.range() !== 'unicast'
-}
-
-function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
-  const bytes = address.toByteArray()
-  const at = address.match(WELL_KNOWN_NAT64) ? 12 : EMBEDDED_V4_AT[address.range()]
-  return at === undefined ? undefined : new ipaddr.IPv4(bytes.slice(at, at + 4))
-}
-
-/**
- * Resolves an SMTP host once and checks every address it has, so a host with one public and one
- * private address cannot be used to reach the private one. The caller connects to `address`.
- */
+/** Resolves an SMTP host once and checks its addresses (see resolvePublicHost); the caller connects to `address`. */
 export async function resolveSmtpHost(host: string, allowPrivate: boolean): Promise<ResolvedSmtpHost> {
-  const name = host.trim().replace(/^\[(.*)\]$/, '$1')
-  if (!name) throw new SmtpHostError('SMTP host is empty')
-  const literal = net.isIP(name) !== 0
-  const addresses = literal ? [name] : await lookupAll(name)
-  if (!allowPrivate) {
-    for (const address of addresses) {
-      if (isPrivateAddress(address)) {
-        const where = literal ? '' : ` (${address})`
-        throw new SmtpHostError(
-          `SMTP host ${name} resolves to a private address${where}; set MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS to allow it`,
-        )
-      }
-    }
-  }
-  const [address] = addresses
-  if (address === undefined) throw new SmtpHostError(`SMTP host ${name} could not be resolved (no addresses)`)
-  // A trailing dot is valid DNS but never appears in a certificate's names.
-  return { address, servername: literal ? undefined : name.replace(/\.$/, '') }
-}
-
-async function lookupAll(name: string): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new SmtpHostError(`SMTP host ${name} could not be resolved (DNS timed out)`)),
-      LOOKUP_TIMEOUT_MS,
-    )
-  })
   try {
-    const results = await Promise.race([dns.lookup(name, { all: true }), timeout])
-    return results.map((r) => r.address)
+    return await resolvePublicHost(host, allowPrivate, SMTP_HOST)
   } catch (error) {
-    if (error instanceof SmtpHostError) throw error
-    const code = (error as NodeJS.ErrnoException).code ?? 'lookup failed'
-    throw new SmtpHostError(`SMTP host ${name} could not be resolved (${code})`)
-  } finally {
-    clearTimeout(timer)
+    if (error instanceof HostAddressError) throw new SmtpHostError(error.message)
+    throw error
   }
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { run, type WorkerEvents } from 'graphile-worker'
+import { run, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
 import {
@@ -9,6 +9,8 @@ import {
   QUEUE_TASK,
   type QueueRunPayload,
   scheduleProbe,
+  WEBHOOK_TASK,
+  type WebhookRunPayload,
   workerLogger,
 } from '../db/jobs.ts'
 import { recordJobWorker, registerProcess, unregisterProcess } from '../db/worker-processes.ts'
@@ -17,6 +19,7 @@ import { beatAndSweep, HEARTBEAT_MS, newProcessId } from '../queue/liveness.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../queue/retry-policy.ts'
 import { purgeExpired } from '../sending/retention.ts'
 import type { Services } from '../services.ts'
+import { DEFAULT_WEBHOOK_POLICY, deliverWebhooks, type WebhookPolicy } from '../webhooks/deliver.ts'
 
 export interface RunningWorker {
   /** Finishes the messages in hand, hands the rest of the queue on, closes, then resolves. */
@@ -39,6 +42,9 @@ export interface WorkerOptions {
   pollIntervalMs: number
   /** How often a connection paused as out of reach is asked whether its server answers again. */
   probeIntervalMs: number
+  /** Webhook endpoints whose deliveries are sent at once in this process. */
+  webhookConcurrency: number
+  webhooks: WebhookPolicy
 }
 
 const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
@@ -46,6 +52,8 @@ const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   lanes: 16,
   pollIntervalMs: 1_000,
   probeIntervalMs: PROBE_INTERVAL_MS,
+  webhookConcurrency: 4,
+  webhooks: DEFAULT_WEBHOOK_POLICY,
 }
 
 /**
@@ -82,50 +90,70 @@ export async function startWorker(
       log.warn({ err: error.message }, 'could not record the job worker pool'),
     )
   })
-  // Our own pool, so that its shutdown can be awaited (graphile-worker does not await the end
+  // Our own pools, so that their shutdown can be awaited (graphile-worker does not await the end
   // of a pool it made) and a connection ended by the server during shutdown is only logged.
-  const pool = new pg.Pool({ connectionString: services.databaseUrl, max: options.concurrency + 2 })
   const lost = (error: Error) =>
     log.warn({ component: 'worker', err: error.message }, 'worker connection lost')
-  pool.on('error', lost)
-  pool.on('connect', (client) => client.on('error', lost))
-  const runner = await run({
-    pgPool: pool,
-    concurrency: options.concurrency,
-    pollInterval: options.pollIntervalMs,
-    noHandleSignals: true,
-    events,
-    logger: workerLogger(log),
-    taskList: {
-      [QUEUE_TASK]: async (payload) => {
-        const { connectionId } = payload as QueueRunPayload
-        await drainQueue(services, connectionId, {
-          lanes: options.lanes,
-          processId,
-          policy: options.retry,
-          stopping: stopping.signal,
-        })
+  const pools: pg.Pool[] = []
+  // A runner of graphile-worker with a pool of its own, running only the tasks of `taskList`.
+  const runner = (concurrency: number, taskList: TaskList, crontab?: string) => {
+    const pool = new pg.Pool({ connectionString: services.databaseUrl, max: concurrency + 2 })
+    pool.on('error', lost)
+    pool.on('connect', (client) => client.on('error', lost))
+    pools.push(pool)
+    return run({
+      pgPool: pool,
+      concurrency,
+      pollInterval: options.pollIntervalMs,
+      noHandleSignals: true,
+      events,
+      logger: workerLogger(log),
+      taskList,
+      ...(crontab ? { crontab } : {}),
+    })
+  }
+  const runners = [
+    await runner(
+      options.concurrency,
+      {
+        [QUEUE_TASK]: async (payload) => {
+          const { connectionId } = payload as QueueRunPayload
+          await drainQueue(services, connectionId, {
+            lanes: options.lanes,
+            processId,
+            policy: options.retry,
+            stopping: stopping.signal,
+          })
+        },
+        [PROBE_TASK]: async (payload) => {
+          const { connectionId } = payload as ProbePayload
+          const result = await probeConnection(services, connectionId)
+          if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
+          if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
+        },
+        [PURGE_TASK]: async () => {
+          const purged = await purgeExpired(sql)
+          log.info({ purged }, 'expired outbox records and counters purged')
+        },
       },
-      [PROBE_TASK]: async (payload) => {
-        const { connectionId } = payload as ProbePayload
-        const result = await probeConnection(services, connectionId)
-        if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
-        if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
+      // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
+      `17 * * * * ${PURGE_TASK} ?fill=1h`,
+    ),
+    // Webhooks run in a runner of their own: an endpoint that hangs until its timeout holds one
+    // of these slots, never one that sends mail.
+    await runner(options.webhookConcurrency, {
+      [WEBHOOK_TASK]: async (payload) => {
+        const { endpointId } = payload as WebhookRunPayload
+        await deliverWebhooks(services, endpointId, processId, options.webhooks, stopping.signal)
       },
-      [PURGE_TASK]: async () => {
-        const purged = await purgeExpired(sql)
-        log.info({ purged }, 'expired outbox records and counters purged')
-      },
-    },
-    // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
-    crontab: `17 * * * * ${PURGE_TASK} ?fill=1h`,
-  })
+    }),
+  ]
   return {
     async stop() {
       stopping.abort()
       clearInterval(heartbeat)
-      await runner.stop()
-      await pool.end()
+      await Promise.all(runners.map((r) => r.stop()))
+      await Promise.all(pools.map((p) => p.end()))
       await unregisterProcess(sql, processId)
     },
   }

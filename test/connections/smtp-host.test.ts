@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isPrivateAddress, resolveSmtpHost, SmtpHostError } from '../../src/smtp/host.ts'
+import { isPrivateAddress } from '../../src/net/public-address.ts'
+import { resolveSmtpHost, SmtpHostError } from '../../src/smtp/host.ts'
 
 const REFUSED = [
   '127.0.0.1',

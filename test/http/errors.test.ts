@@ -205,7 +205,7 @@ describe('unknown route', () => {
 describe('non-numeric IDs in the path', () => {
   const withIds = operations.filter((op) => op.path.includes('{'))
 
-  it('covers every operation with a path ID (emails, templates, audiences, members, batches)', () => {
+  it('covers every operation with a path ID (emails, templates, audiences, members, batches, webhooks)', () => {
     expect(withIds.map((op) => op.operationId).sort()).toEqual(
       [
         'addAudienceMembers',
@@ -220,6 +220,11 @@ describe('non-numeric IDs in the path', () => {
         'listAudienceMembers',
         'updateAudience',
         'updateTemplate',
+        'deleteWebhook',
+        'getWebhook',
+        'listWebhookDeliveries',
+        'rotateWebhookSecret',
+        'updateWebhook',
       ].sort(),
     )
   })

@@ -66,6 +66,10 @@ interface Tenant {
   spareBatchId: number
   formId: number
   formPublicId: string
+  webhookId: number
+  spareWebhookId: number
+  /** A delivery to `webhookId`: of the email.sent event of the tenant's /send. */
+  deliveryId: number
   slug: string
   closedSlug: string
   unsubscribeToken: string
@@ -95,6 +99,23 @@ async function tenant(label: string): Promise<Tenant> {
   const browser = client(app)
   browser.cookies.set('mailroom_session', token)
   expect((await browser.get('/dashboard')).status).toBe(200)
+  const webhook = async (n: number) =>
+    (
+      (
+        await json(
+          await app.request('/webhooks', {
+            key,
+            body: {
+              url: `http://127.0.0.1:9/${label}-${n}`,
+              events: ['email.sent'],
+              description: `${label} hook`,
+            },
+          }),
+        )
+      ).webhook as { id: number }
+    ).id
+  const webhookId = await webhook(1)
+  const spareWebhookId = await webhook(2)
   const idempotencyKey = `${label}-idempotency`
   const sent = await json(
     await app.request('/send', {
@@ -103,6 +124,9 @@ async function tenant(label: string): Promise<Tenant> {
       body: { to: `${label}-to@example.com`, subject: `${label} subject`, text_body: `${label} body` },
     }),
   )
+  const [delivery] = await sql<{ id: number }[]>`
+    select id from webhook_deliveries where endpoint_id = ${webhookId} order by id limit 1`
+  if (!delivery) throw new Error(`${label}: the sent email made no webhook delivery`)
   const memberEmails = [1, 2].map((n) => `${label}-member${n}@example.com`)
   const audienceId = await audienceWith(
     app,
@@ -172,6 +196,9 @@ async function tenant(label: string): Promise<Tenant> {
     spareBatchId: await batch(),
     formId: form.id,
     formPublicId: form.public_id,
+    webhookId,
+    spareWebhookId,
+    deliveryId: delivery.id,
     slug,
     closedSlug,
     unsubscribeToken: unsubscribeToken(app.services.secret, { audienceId, memberId: memberId as number }),
@@ -234,6 +261,7 @@ const simple = (status: number, error: string): Answer => ({ status, body: { err
 const ACCESS_DENIED = simple(403, 'Access denied')
 const BATCH_NOT_FOUND = standard(404, 'BATCH_NOT_FOUND')
 const CONNECTION_NOT_FOUND = standard(403, 'CONNECTION_NOT_FOUND')
+const WEBHOOK_NOT_FOUND = standard(404, 'WEBHOOK_NOT_FOUND')
 const NOT_ON_YOUR_ACCOUNT: Answer = { status: 404, text: 'There is nothing at this address on your account.' }
 const NOT_PUBLIC: Answer = { status: 404, text: 'Not found' }
 
@@ -310,6 +338,28 @@ const API: Record<string, Probe[]> = {
     probe(ACCESS_DENIED, (t) => ({ id: t.templateId }), { body: () => ({ name: 'taken' }) }),
   ],
   'DELETE /templates/{id}': [probe(ACCESS_DENIED, (t) => ({ id: t.spareTemplateId }), { phase: DELETES })],
+  'GET /emails': [
+    probe(OWN),
+    // Filtered by the other's batch: it matches nothing, as in the dashboard.
+    probe({ status: 200, body: expect.objectContaining({ emails: [] }) }, undefined, {
+      query: (t) => ({ batch_id: t.batchId }),
+      control: false,
+    }),
+  ],
+  'GET /emails/{id}': [probe(standard(404, 'OUTBOX_RECORD_NOT_FOUND'), (t) => ({ id: t.outboxId }))],
+  'GET /webhooks': [probe(OWN)],
+  'POST /webhooks': [
+    probe({ status: 201 }, undefined, {
+      body: (_t, me) => ({ url: `http://127.0.0.1:9/${me.label}-new`, events: ['email.failed'] }),
+    }),
+  ],
+  'GET /webhooks/{id}': [probe(WEBHOOK_NOT_FOUND, (t) => ({ id: t.webhookId }))],
+  'PUT /webhooks/{id}': [
+    probe(WEBHOOK_NOT_FOUND, (t) => ({ id: t.webhookId }), { body: () => ({ description: 'taken' }) }),
+  ],
+  'DELETE /webhooks/{id}': [probe(WEBHOOK_NOT_FOUND, (t) => ({ id: t.spareWebhookId }), { phase: DELETES })],
+  'POST /webhooks/{id}/rotate-secret': [probe(WEBHOOK_NOT_FOUND, (t) => ({ id: t.webhookId }))],
+  'GET /webhooks/{id}/deliveries': [probe(WEBHOOK_NOT_FOUND, (t) => ({ id: t.webhookId }))],
 }
 
 // --- The dashboard: every route of its app --------------------------------------------------------
@@ -463,6 +513,27 @@ const DASHBOARD: Record<string, Probe[]> = {
   ],
   'POST /dashboard/forms/:id/delete': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.formId }), { phase: DELETES }),
+  ],
+  'GET /dashboard/webhooks': [probe(OWN)],
+  'POST /dashboard/webhooks': [
+    probe(OWN, undefined, {
+      body: (_t, me) => ({ url: `http://127.0.0.1:9/${me.label}-page`, 'event:email.sent': '1' }),
+    }),
+  ],
+  'GET /dashboard/webhooks/:id': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }))],
+  'POST /dashboard/webhooks/:id': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }), {
+      body: (t) => ({ url: `http://127.0.0.1:9/${t.label}-taken`, 'event:email.sent': '1', enabled: '1' }),
+    }),
+  ],
+  'POST /dashboard/webhooks/:id/rotate': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }))],
+  'POST /dashboard/webhooks/:id/delete': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }), { phase: DELETES }),
+  ],
+  'POST /dashboard/webhooks/:id/deliveries/:delivery/again': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId, delivery: t.deliveryId })),
+    // The caller's own endpoint with the other's delivery: not one of that endpoint's.
+    probe({ status: 404 }, (t, me) => ({ id: me.webhookId, delivery: t.deliveryId }), { control: false }),
   ],
   'GET /dashboard/account': [probe(OWN)],
   // Changes the caller's own password only; the other's sessions and hash stay as they were.

@@ -79,6 +79,7 @@ export function testConfig(databaseUrl: string, settings: Partial<Config> = {}):
     secret: TEST_SECRET,
     // Test SMTP sinks listen on loopback addresses.
     allowPrivateSmtpHosts: true,
+    allowPrivateWebhookUrls: true,
     logLevel: (process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'silent',
     logFormat: 'json',
     bodyLimitBytes: 10 * 1024 * 1024,

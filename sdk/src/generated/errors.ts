@@ -25,6 +25,8 @@ export const API_ERRORS = {
   IDEMPOTENCY_KEY_IN_FLIGHT: { status: 400, body: 'standard' },
   /** Deleting a batch that is `pending` or `running`. */
   INVALID_STATUS: { status: 400, body: 'standard' },
+  /** A webhook URL that is not `http`/`https`, or whose host does not resolve or resolves to a private address. */
+  INVALID_WEBHOOK_URL: { status: 400, body: 'standard' },
   /** The batch's `audience_id` is not one of the account's audiences. */
   INVALID_AUDIENCE: { status: 400, body: 'simple', error: 'Invalid audience' },
   /** The batch's audience is empty. */
@@ -47,6 +49,10 @@ export const API_ERRORS = {
   ACCESS_DENIED: { status: 403, body: 'simple', error: 'Access denied' },
   /** The plan's template limit is reached. */
   TEMPLATE_LIMIT_REACHED: { status: 403, body: 'template-limit', error: 'Template limit reached' },
+  /** The account already has the most webhook endpoints it may keep (`details.limit`, `used`). */
+  WEBHOOK_LIMIT_REACHED: { status: 403, body: 'standard' },
+  /** No such webhook endpoint on the account. */
+  WEBHOOK_NOT_FOUND: { status: 404, body: 'standard' },
   /** No audience with that ID. */
   AUDIENCE_NOT_FOUND: { status: 404, body: 'simple', error: 'Audience not found' },
   /** No member with that ID in the audience. */

@@ -36,6 +36,11 @@ export type ListEmailsQuery = NonNullable<operations['listEmails']['parameters']
 /** Query parameters of `GET /audiences/{id}/members`. */
 export type ListAudienceMembersQuery = NonNullable<operations['listAudienceMembers']['parameters']['query']>
 
+/** Query parameters of `GET /webhooks/{id}/deliveries`. */
+export type ListWebhookDeliveriesQuery = NonNullable<
+  operations['listWebhookDeliveries']['parameters']['query']
+>
+
 /** Every operation of the Mailroom API, grouped as in their `x-sdk-method`. */
 export interface MailroomOperations {
   /**
@@ -283,6 +288,88 @@ export interface MailroomOperations {
       options?: RequestOptions,
     ): Promise<operations['deleteTemplate']['responses'][200]['content']['application/json']>
   }
+  readonly webhooks: {
+    /**
+     * `GET /webhooks`: List webhook endpoints.
+     *
+     * Lists the account's webhook endpoints, oldest first. Available on all plans.
+     */
+    list(
+      options?: RequestOptions,
+    ): Promise<operations['listWebhooks']['responses'][200]['content']['application/json']>
+    /**
+     * `POST /webhooks`: Register a webhook endpoint.
+     *
+     * Registers an `http` or `https` URL to be sent the chosen event types. The answer carries
+     * the endpoint's signing `secret` (`whsec_...`): it is shown this once (rotate it to get a
+     * new one). A URL whose host resolves to a loopback, private, link-local or unique-local
+     * address answers `400 INVALID_WEBHOOK_URL` (unless the server allows private webhook
+     * URLs). An account keeps at most 10 endpoints (`403 WEBHOOK_LIMIT_REACHED`).
+     */
+    create(
+      body: operations['createWebhook']['requestBody']['content']['application/json'],
+      options?: RequestOptions,
+    ): Promise<operations['createWebhook']['responses'][201]['content']['application/json']>
+    /**
+     * `GET /webhooks/{id}`: Get a webhook endpoint.
+     *
+     * Returns one endpoint (never its secret). Another account's endpoint gives `404 WEBHOOK_NOT_FOUND`.
+     *
+     * @param id Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+     */
+    get(
+      id: operations['getWebhook']['parameters']['path']['id'],
+      options?: RequestOptions,
+    ): Promise<operations['getWebhook']['responses'][200]['content']['application/json']>
+    /**
+     * `PUT /webhooks/{id}`: Update a webhook endpoint.
+     *
+     * Changes any of `url`, `description`, `events`, `enabled`; fields left out keep their
+     * value. Enabling an endpoint (also one the service disabled after days of failures)
+     * starts afresh and sends the deliveries still waiting.
+     *
+     * @param id Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+     */
+    update(
+      id: operations['updateWebhook']['parameters']['path']['id'],
+      body: operations['updateWebhook']['requestBody']['content']['application/json'],
+      options?: RequestOptions,
+    ): Promise<operations['updateWebhook']['responses'][200]['content']['application/json']>
+    /**
+     * `DELETE /webhooks/{id}`: Delete a webhook endpoint.
+     *
+     * Deletes the endpoint and its deliveries; nothing more is sent to it.
+     *
+     * @param id Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+     */
+    delete(
+      id: operations['deleteWebhook']['parameters']['path']['id'],
+      options?: RequestOptions,
+    ): Promise<operations['deleteWebhook']['responses'][200]['content']['application/json']>
+    /**
+     * `POST /webhooks/{id}/rotate-secret`: Rotate a webhook endpoint's secret.
+     *
+     * Issues a new signing secret, shown this once; deliveries sent from now on are signed with it, and the old one stops being used.
+     *
+     * @param id Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+     */
+    rotateSecret(
+      id: operations['rotateWebhookSecret']['parameters']['path']['id'],
+      options?: RequestOptions,
+    ): Promise<operations['rotateWebhookSecret']['responses'][200]['content']['application/json']>
+    /**
+     * `GET /webhooks/{id}/deliveries`: An endpoint's recent deliveries.
+     *
+     * The endpoint's latest deliveries, newest first, with their status, attempts and the endpoint's last answer.
+     *
+     * @param id Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+     */
+    deliveries(
+      id: operations['listWebhookDeliveries']['parameters']['path']['id'],
+      query?: ListWebhookDeliveriesQuery,
+      options?: RequestOptions,
+    ): Promise<operations['listWebhookDeliveries']['responses'][200]['content']['application/json']>
+  }
 }
 
 /** The operations, each sending its request through `call`. */
@@ -325,6 +412,16 @@ export function bindOperations(call: Call): MailroomOperations {
       get: (id, options) => call('GET', '/templates/{id}', { path: { id }, options }),
       update: (id, body, options) => call('PUT', '/templates/{id}', { path: { id }, body, options }),
       delete: (id, options) => call('DELETE', '/templates/{id}', { path: { id }, options }),
+    },
+    webhooks: {
+      list: (options) => call('GET', '/webhooks', { options }),
+      create: (body, options) => call('POST', '/webhooks', { body, options }),
+      get: (id, options) => call('GET', '/webhooks/{id}', { path: { id }, options }),
+      update: (id, body, options) => call('PUT', '/webhooks/{id}', { path: { id }, body, options }),
+      delete: (id, options) => call('DELETE', '/webhooks/{id}', { path: { id }, options }),
+      rotateSecret: (id, options) => call('POST', '/webhooks/{id}/rotate-secret', { path: { id }, options }),
+      deliveries: (id, query, options) =>
+        call('GET', '/webhooks/{id}/deliveries', { path: { id }, query, options }),
     },
   }
 }

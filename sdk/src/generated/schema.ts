@@ -414,8 +414,412 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/webhooks': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List webhook endpoints
+     * @description Lists the account's webhook endpoints, oldest first. Available on all plans.
+     */
+    get: operations['listWebhooks']
+    put?: never
+    /**
+     * Register a webhook endpoint
+     * @description Registers an `http` or `https` URL to be sent the chosen event types. The answer carries
+     *     the endpoint's signing `secret` (`whsec_...`): it is shown this once (rotate it to get a
+     *     new one). A URL whose host resolves to a loopback, private, link-local or unique-local
+     *     address answers `400 INVALID_WEBHOOK_URL` (unless the server allows private webhook
+     *     URLs). An account keeps at most 10 endpoints (`403 WEBHOOK_LIMIT_REACHED`).
+     */
+    post: operations['createWebhook']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/webhooks/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    /**
+     * Get a webhook endpoint
+     * @description Returns one endpoint (never its secret). Another account's endpoint gives `404 WEBHOOK_NOT_FOUND`.
+     */
+    get: operations['getWebhook']
+    /**
+     * Update a webhook endpoint
+     * @description Changes any of `url`, `description`, `events`, `enabled`; fields left out keep their
+     *     value. Enabling an endpoint (also one the service disabled after days of failures)
+     *     starts afresh and sends the deliveries still waiting.
+     */
+    put: operations['updateWebhook']
+    post?: never
+    /**
+     * Delete a webhook endpoint
+     * @description Deletes the endpoint and its deliveries; nothing more is sent to it.
+     */
+    delete: operations['deleteWebhook']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/webhooks/{id}/rotate-secret': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Rotate a webhook endpoint's secret
+     * @description Issues a new signing secret, shown this once; deliveries sent from now on are signed with it, and the old one stops being used.
+     */
+    post: operations['rotateWebhookSecret']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    /**
+     * An endpoint's recent deliveries
+     * @description The endpoint's latest deliveries, newest first, with their status, attempts and the endpoint's last answer.
+     */
+    get: operations['listWebhookDeliveries']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
-export type webhooks = Record<string, never>
+export interface webhooks {
+  'email.sent': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Every recipient got the message
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookEmailEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'email.failed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The message ended with some recipient not reached
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookEmailEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'email.deferred': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * An attempt was deferred; the message is tried again
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookEmailEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'batch.completed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A batch ended with at least one recipient sent
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookBatchEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'batch.failed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A batch ended with no recipient sent
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookBatchEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'audience.member_added': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * An address joined an audience through its hosted sign-up page
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookMemberAddedEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'form.submitted': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A hosted form was submitted
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookFormSubmittedEvent']
+        }
+      }
+      responses: {
+        /** @description Any `2xx` answer means the event was received. */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+}
 export interface components {
   schemas: {
     /**
@@ -1160,6 +1564,225 @@ export interface components {
       success: true
       templates: components['schemas']['Template'][]
     }
+    /**
+     * @description `email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).
+     * @example email.sent
+     * @enum {string}
+     */
+    WebhookEventType:
+      | 'email.sent'
+      | 'email.failed'
+      | 'email.deferred'
+      | 'batch.completed'
+      | 'batch.failed'
+      | 'audience.member_added'
+      | 'form.submitted'
+    Webhook: {
+      /** @example 5 */
+      id: number
+      /** @example https://example.com/hooks/mailroom */
+      url: string
+      /** @example Order system */
+      description: string | null
+      events: components['schemas']['WebhookEventType'][]
+      /** @example true */
+      enabled: boolean
+      /**
+       * @description Why the endpoint is disabled: by its owner, or by the service after every delivery failed for 5 days (with the last failure). Null while enabled.
+       * @example null
+       */
+      disabled_reason: string | null
+      /**
+       * @description Since when every delivery attempt has failed (`YYYY-MM-DD HH:MM:SS`, UTC); null after a success.
+       * @example null
+       */
+      failing_since: string | null
+      created_at: components['schemas']['Timestamp']
+      updated_at: components['schemas']['Timestamp']
+    }
+    /**
+     * @description An `http` or `https` URL, at most 2000 characters.
+     * @example https://example.com/hooks/mailroom
+     */
+    WebhookUrl: string
+    WebhookCreateRequest: {
+      url: components['schemas']['WebhookUrl']
+      /** @description The event types to send (each once). */
+      events: components['schemas']['WebhookEventType'][]
+      /**
+       * @description Shown in the dashboard, at most 255 characters.
+       * @example Order system
+       */
+      description?: string
+    }
+    /** @description Any of the fields; fields left out keep their value. */
+    WebhookUpdateRequest: {
+      url?: components['schemas']['WebhookUrl']
+      events?: components['schemas']['WebhookEventType'][]
+      description?: string
+      enabled?: boolean
+    }
+    WebhookResponse: {
+      /** @constant */
+      success: true
+      webhook: components['schemas']['Webhook']
+    }
+    WebhookSecretResponse: {
+      /** @constant */
+      success: true
+      webhook: components['schemas']['Webhook']
+      /**
+       * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown only here; keep it on the server that receives the webhooks.
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1f0d8p4X6bE=
+       */
+      secret: string
+    }
+    WebhookListResponse: {
+      /** @constant */
+      success: true
+      webhooks: components['schemas']['Webhook'][]
+    }
+    WebhookDelivery: {
+      /** @example 901 */
+      id: number
+      /**
+       * @description The `webhook-id` header of every attempt.
+       * @example msg_8d3f0b6c1e2a4f5b9c7d6e5f4a3b2c1d
+       */
+      event_id: string
+      type: components['schemas']['WebhookEventType']
+      /**
+       * @description `pending` (waiting for its next attempt), `sending`, `delivered` (a `2xx` answer) or `failed` (every attempt failed, or the endpoint was disabled).
+       * @example delivered
+       * @enum {string}
+       */
+      status: 'pending' | 'sending' | 'delivered' | 'failed'
+      /** @example 1 */
+      attempts: number
+      /**
+       * @description The HTTP status of the last answer; null when there was none.
+       * @example 200
+       */
+      response_status: number | null
+      /**
+       * @description What went wrong on the last attempt; null after a success.
+       * @example null
+       */
+      error: string | null
+      /**
+       * @description When a pending delivery is tried next (`YYYY-MM-DD HH:MM:SS`, UTC).
+       * @example null
+       */
+      next_attempt_at: string | null
+      /**
+       * @description When it was last tried (`YYYY-MM-DD HH:MM:SS`, UTC).
+       * @example 2025-01-15 09:30:01
+       */
+      last_attempt_at: string | null
+      created_at: components['schemas']['Timestamp']
+    }
+    WebhookDeliveryListResponse: {
+      /** @constant */
+      success: true
+      deliveries: components['schemas']['WebhookDelivery'][]
+    }
+    WebhookRecipient: {
+      address: string
+      /** @enum {string} */
+      status: 'accepted' | 'refused' | 'deferred'
+      /** @description The SMTP server's reply for this recipient. */
+      reply: string | null
+    }
+    /** @description What became of one message (an outbox record). */
+    WebhookEmailData: {
+      outbox_id: number
+      batch_id: number | null
+      message_id: string
+      from: string
+      to: string[]
+      cc: string[]
+      bcc: string[]
+      subject: string
+      /**
+       * @description `queued` on `email.deferred`.
+       * @enum {string}
+       */
+      status: 'sent' | 'failed' | 'queued'
+      attempts: number
+      error: string | null
+      recipients: components['schemas']['WebhookRecipient'][]
+      /** @description On `email.deferred`, when it is tried again (ISO 8601, UTC). */
+      next_attempt_at: string | null
+    }
+    WebhookBatchData: {
+      batch_id: number
+      name: string
+      /** @enum {string} */
+      status: 'completed' | 'failed'
+      total_count: number
+      sent_count: number
+      failed_count: number
+    }
+    WebhookMemberAddedData: {
+      audience_id: number
+      member_id: number
+      email: string
+      /** @description `source` (`public_signup_page`) and `slug`, as the member got them. */
+      payload: {
+        [key: string]: unknown
+      }
+    }
+    WebhookFormField: {
+      name: string
+      value: string
+    }
+    WebhookFormData: {
+      /** @description The form's public ID (in its address). */
+      form_id: string
+      form_name: string
+      /** @description The outbox record of the email the submission was sent as. */
+      outbox_id: number
+      /** @description The fields in the order sent (a name may repeat), the honeypot left out. */
+      fields: components['schemas']['WebhookFormField'][]
+    }
+    /** @description The body of an `email.*` delivery. */
+    WebhookEmailEvent: {
+      /** @enum {string} */
+      type: 'email.sent' | 'email.failed' | 'email.deferred'
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO 8601, UTC).
+       */
+      timestamp: string
+      data: components['schemas']['WebhookEmailData']
+    }
+    WebhookBatchEvent: {
+      /** @enum {string} */
+      type: 'batch.completed' | 'batch.failed'
+      /** Format: date-time */
+      timestamp: string
+      data: components['schemas']['WebhookBatchData']
+    }
+    WebhookMemberAddedEvent: {
+      /** @constant */
+      type: 'audience.member_added'
+      /** Format: date-time */
+      timestamp: string
+      data: components['schemas']['WebhookMemberAddedData']
+    }
+    WebhookFormSubmittedEvent: {
+      /** @constant */
+      type: 'form.submitted'
+      /** Format: date-time */
+      timestamp: string
+      data: components['schemas']['WebhookFormData']
+    }
+    /** @description The body of any delivery; tell them apart by `type`. */
+    WebhookEvent:
+      | components['schemas']['WebhookEmailEvent']
+      | components['schemas']['WebhookBatchEvent']
+      | components['schemas']['WebhookMemberAddedEvent']
+      | components['schemas']['WebhookFormSubmittedEvent']
     /** @description Optional machine-readable details of a standard error. */
     ErrorDetails: {
       /**
@@ -1216,6 +1839,9 @@ export interface components {
         | 'BATCH_NOT_FOUND'
         | 'RESOURCE_NOT_FOUND'
         | 'OUTBOX_RECORD_NOT_FOUND'
+        | 'INVALID_WEBHOOK_URL'
+        | 'WEBHOOK_LIMIT_REACHED'
+        | 'WEBHOOK_NOT_FOUND'
         | 'NOT_FOUND'
         | 'PAYLOAD_TOO_LARGE'
         | 'RATE_LIMITED'
@@ -1349,6 +1975,15 @@ export interface components {
         'application/json': components['schemas']['StandardError']
       }
     }
+    /** @description Bad request: the validation body, `INVALID_JSON`, `INVALID_ID`, or `INVALID_WEBHOOK_URL` (not an `http`/`https` URL, or its host does not resolve or resolves to a private address). */
+    WebhookBadRequest: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['ValidationError'] | components['schemas']['StandardError']
+      }
+    }
     /** @description Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection. */
     Unauthorized: {
       headers: {
@@ -1419,6 +2054,24 @@ export interface components {
       }
       content: {
         'application/json': components['schemas']['SimpleError']
+      }
+    }
+    /** @description `WEBHOOK_NOT_FOUND`: no such webhook endpoint on the account (another account's included). */
+    WebhookNotFound: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
+    /** @description `WEBHOOK_LIMIT_REACHED`: the account already has 10 webhook endpoints (`details.limit`, `details.used`). */
+    WebhookLimitReached: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
       }
     }
     /** @description `BATCH_NOT_FOUND`: no such batch on the account (another account's batch included). */
@@ -1522,6 +2175,13 @@ export interface components {
      * @example 501
      */
     MemberId: number
+    /**
+     * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+     * @example 5
+     */
+    WebhookId: number
+    /** @description Deliveries to return, 1 to 100 (default 20). A value outside that range gives `400` with the validation body. */
+    DeliveryLimit: number
     /** @description Members per page, 1 to 1000 (default 100). A value outside that range gives `400` with the validation body. */
     Limit: number
     /** @description Number of members to skip, 0 or more (default 0). A negative value gives `400` with the validation body. */
@@ -2218,6 +2878,215 @@ export interface operations {
       401: components['responses']['Unauthorized']
       403: components['responses']['TemplateAccessDenied']
       404: components['responses']['NotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  listWebhooks: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The endpoints. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookListResponse']
+        }
+      }
+      401: components['responses']['Unauthorized']
+      500: components['responses']['InternalError']
+    }
+  }
+  createWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookCreateRequest']
+      }
+    }
+    responses: {
+      /** @description The endpoint was registered; its secret is shown this once. */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookSecretResponse']
+        }
+      }
+      400: components['responses']['WebhookBadRequest']
+      401: components['responses']['Unauthorized']
+      403: components['responses']['WebhookLimitReached']
+      413: components['responses']['PayloadTooLarge']
+      500: components['responses']['InternalError']
+    }
+  }
+  getWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookResponse']
+        }
+      }
+      400: components['responses']['InvalidId']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['WebhookNotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  updateWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookUpdateRequest']
+      }
+    }
+    responses: {
+      /** @description The updated endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookResponse']
+        }
+      }
+      400: components['responses']['WebhookBadRequest']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['WebhookNotFound']
+      413: components['responses']['PayloadTooLarge']
+      500: components['responses']['InternalError']
+    }
+  }
+  deleteWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The endpoint was deleted. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SuccessMessage']
+        }
+      }
+      400: components['responses']['InvalidId']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['WebhookNotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The endpoint with its new secret. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookSecretResponse']
+        }
+      }
+      400: components['responses']['InvalidId']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['WebhookNotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Deliveries to return, 1 to 100 (default 20). A value outside that range gives `400` with the validation body. */
+        limit?: components['parameters']['DeliveryLimit']
+      }
+      header?: never
+      path: {
+        /**
+         * @description Webhook endpoint ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 5
+         */
+        id: components['parameters']['WebhookId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The deliveries. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryListResponse']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['WebhookNotFound']
       500: components['responses']['InternalError']
     }
   }
