@@ -455,20 +455,29 @@ export async function connectionsWithStrandedMail(db: Db, graceMs: number): Prom
 
 const INTERRUPTED_CLAIM = 'The worker sending it stopped before the SMTP server answered; it is sent again'
 
+/** The sweeping process's own claims: the messages it holds now are still being sent. */
+export interface OwnClaims {
+  processId: string
+  held: number[]
+}
+
 /**
  * Queues again the messages held by worker processes that are gone, or held longer than any
- * SMTP attempt lasts (a live process lost track of them, say when the database went away
- * mid-send): their outcome is unknown, so they are sent again with the same Message-ID.
- * Returns the connections whose queues need a run.
+ * SMTP attempt lasts, and those claimed in the sweeping process's name that it does not hold
+ * (older than `graceMs`): it lost track of them, say when the database went away mid-claim.
+ * Their outcome is unknown, so they are sent again with the same Message-ID. Returns the
+ * connections whose queues need a run.
  */
-export async function releaseOrphanedClaims(tx: Db): Promise<number[]> {
+export async function releaseOrphanedClaims(tx: Db, own: OwnClaims, graceMs: number): Promise<number[]> {
   const rows = await tx<{ connection_id: number | null }[]>`
     update outbox set
       ${backToQueue(tx, INTERRUPTED_CLAIM)},
       next_attempt_at = mailroom_now(), claimed_by = null, updated_at = now()
     where claimed_by is not null and status = 'sending'
       and (claimed_by not in (select id from worker_processes)
-           or updated_at < now() - make_interval(secs => ${ATTEMPT_LEASE_SECONDS}))
+           or updated_at < now() - make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
+           or (claimed_by = ${own.processId} and not (id = any(${own.held}::bigint[]))
+               and updated_at < now() - ${graceMs} * interval '1 millisecond'))
     returning connection_id`
   return [...new Set(rows.flatMap((r) => (r.connection_id === null ? [] : [r.connection_id])))]
 }

@@ -4,14 +4,15 @@ import { scheduleQueueRun } from '../db/jobs.ts'
 import { queueState } from '../db/outbox.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { BatchContents } from './batch-contents.ts'
+import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 import { sendNextQueued } from './send-queued.ts'
 
 export interface DrainOptions {
   /** Messages of one connection in flight at once. */
   lanes: number
-  /** This worker process, named on the messages it holds (see src/queue/liveness.ts). */
-  processId: string
+  /** This worker process, named on the messages it claims (see src/queue/liveness.ts). */
+  claimant: Claimant
   policy: RetryPolicy
   /** Aborted when the worker stops: lanes finish the message in hand and the queue is handed on. */
   stopping: AbortSignal
@@ -39,7 +40,7 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const stop = AbortSignal.any([options.stopping, halt.signal])
   const lane = async () => {
     while (!stop.aborted) {
-      const outcome = await sendNextQueued(context, connection, options.processId, options.policy, contents)
+      const outcome = await sendNextQueued(context, connection, options.claimant, options.policy, contents)
       if (outcome.kind === 'idle') return
       if (outcome.kind === 'blocked') {
         if (outcome.waitMs > SLEEP_THROUGH_MS) {

@@ -11,33 +11,58 @@ export const HEARTBEAT_MS = 5_000
 /** Silence after which a worker process is taken for dead and its work handed on. */
 const DEAD_AFTER_MS = 30_000
 
-/** A name for this worker process, unique among all that ever run against the database. */
-export function newProcessId(): string {
-  return `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`
+/**
+ * This worker process as the holder of outbox claims: its name (unique among all processes that
+ * ever run against the database), named on each message it claims, and the messages it holds
+ * now. A message claimed in its name that it does not hold is one whose claim committed while
+ * the answer was lost with the database connection, or whose outcome it could not record: its
+ * own sweep queues it again, rather than leaving it to the lease of a process taken for dead.
+ */
+export class Claimant {
+  readonly id = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`
+  readonly #held = new Set<number>()
+
+  hold(outboxId: number): void {
+    this.#held.add(outboxId)
+  }
+
+  letGo(outboxId: number): void {
+    this.#held.delete(outboxId)
+  }
+
+  held(): number[] {
+    return [...this.#held]
+  }
 }
 
 /**
  * Beats for this process, then hands on the work of processes that stopped beating: the
  * messages they held go back to the queue (to be sent again, with the same Message-ID) and
  * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
- * four-hour lock timeout. Due mail that has no queue run coming gets one. Returns how many dead
+ * four-hour lock timeout. Messages claimed in this process's name that it lost track of go back
+ * too, once older than a heartbeat (a claim being made now is held before it commits). Due mail
+ * that has no queue run coming gets one. Returns how many dead
  * processes were found and how many connections' queues were given a run.
  */
 export async function beatAndSweep(
   sql: Sql,
-  processId: string,
+  claimant: Claimant,
 ): Promise<{ dead: number; connections: number }> {
   return sql.begin(async (tx) => {
     // Re-created if a sweep by another process took this one for dead (a long stall): its
     // messages were handed on then, and it carries on with fresh ones.
-    await beat(tx, processId)
+    await beat(tx, claimant.id)
     const gone = await removeSilentProcesses(tx, DEAD_AFTER_MS)
     // Also any job worker no live process owns that has held a job for as long: one that died
     // before its process recorded it, or whose process is gone. Unlocking a job that is in fact
     // still running only makes it run twice, which queue runs and the purge are made to bear.
     const orphans = await orphanedJobWorkers(tx, DEAD_AFTER_MS, await liveJobWorkers(tx))
     await unlockJobWorkers(tx, [...new Set([...gone.flatMap((g) => g.jobWorkerIds), ...orphans])])
-    const released = await releaseOrphanedClaims(tx)
+    const released = await releaseOrphanedClaims(
+      tx,
+      { processId: claimant.id, held: claimant.held() },
+      HEARTBEAT_MS,
+    )
     const stranded = await connectionsWithStrandedMail(tx, HEARTBEAT_MS)
     const connections = new Set([...released, ...stranded])
     for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
+import { isDriverConnectionFault } from '../db/driver-faults.ts'
 import {
   type ClaimedMessage,
   claimNext,
@@ -8,7 +10,7 @@ import {
   type Settlement,
   settleAttempt,
 } from '../db/outbox.ts'
-import type { Db, Sql } from '../db/sql.ts'
+import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { type Reservation, release, reserve } from '../quota/reservations.ts'
@@ -16,6 +18,7 @@ import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '..
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import type { BatchContents } from './batch-contents.ts'
+import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 
 export type QueuedSendOutcome =
@@ -41,19 +44,23 @@ class NothingDue extends Error {}
 export async function sendNextQueued(
   context: SendContext,
   connection: QueueConnection,
-  processId: string,
+  claimant: Claimant,
   policy: RetryPolicy,
   contents: BatchContents,
 ): Promise<QueuedSendOutcome> {
   let claimed: { message: ClaimedMessage; content: Content; reservation: Reservation }
+  let held: number | undefined
   try {
     claimed = await context.sql.begin(async (tx) => {
       // Issued together, so postgres.js pipelines them: one round trip instead of two.
       const [reservation, message] = await Promise.all([
         reserve(tx, connection.plan, connection.account_id, connection),
-        claimNext(tx, connection.id, processId),
+        claimNext(tx, connection.id, claimant.id),
       ])
       if (!message) throw new NothingDue()
+      // Held before the claim commits, so that this process's sweep never takes it for lost.
+      held = message.id
+      claimant.hold(held)
       // Rendered before the claim commits, so that a failure to read the batch's content leaves
       // the message queued rather than held; read on the claim's own connection, since a lane
       // holding one while it waits for a second could, with every lane doing so, starve the pool.
@@ -64,14 +71,20 @@ export async function sendNextQueued(
       return { message, content, reservation }
     })
   } catch (error) {
+    // Rolled back, or committed with the answer lost: either way not sent by this lane.
+    if (held !== undefined) claimant.letGo(held)
     if (error instanceof LimitReached) return { kind: 'blocked', waitMs: error.waitMs }
     if (error instanceof NothingDue) return { kind: 'idle' }
     throw error
   }
-  // Logged under the id of the request that queued it.
-  return withRequestId(claimed.message.request_id, () =>
-    sendClaimed(context, connection, claimed.message, claimed.content, claimed.reservation, policy),
-  )
+  try {
+    // Logged under the id of the request that queued it.
+    return await withRequestId(claimed.message.request_id, () =>
+      sendClaimed(context, connection, claimed.message, claimed.content, claimed.reservation, policy),
+    )
+  } finally {
+    claimant.letGo(claimed.message.id)
+  }
 }
 
 /** What a message says: its own subject and bodies, or a batch recipient's, rendered now. */
@@ -141,8 +154,9 @@ async function sendClaimed(
     ...(holds ? [holdQueue(db, connection.id, settlement.delayMs)] : []),
     ...(spent ? [] : [release(db, connection.account_id, connection.id, reservation)]),
   ]
-  if (spent && !holds) await Promise.all(settle(context.sql))
-  else await context.sql.begin((tx) => Promise.all(settle(tx)))
+  await throughConnectionLoss(() =>
+    spent && !holds ? Promise.all(settle(context.sql)) : context.sql.begin((tx) => Promise.all(settle(tx))),
+  )
   context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
   const earlier = message.attempts - 1
   if (settlement.status === 'sent' && earlier > 0) {
@@ -155,6 +169,26 @@ async function sendClaimed(
   // as the message does, in every process.
   if (holds) return { kind: 'blocked', waitMs: settlement.delayMs }
   return { kind: 'handled' }
+}
+
+/** Waits between tries of recording an outcome while the database is out of reach: about two minutes in all. */
+const RECORD_RETRY_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 30_000, 30_000]
+
+/**
+ * Records an attempt's outcome, trying again while the database connection is lost: the message
+ * was handed to SMTP, and an outcome not recorded would have it sent again. (Should the database
+ * have committed a try whose answer was lost, the retry adds a second line to its history.)
+ */
+async function throughConnectionLoss<T>(record: () => Promise<T>): Promise<T> {
+  for (const waitMs of RECORD_RETRY_MS) {
+    try {
+      return await record()
+    } catch (error) {
+      if (!isDriverConnectionFault(error)) throw error
+      await sleep(waitMs)
+    }
+  }
+  return record()
 }
 
 function listUnsubscribe(url: string | null) {

@@ -15,7 +15,7 @@ import {
 } from '../db/jobs.ts'
 import { recordJobWorker, registerProcess, unregisterProcess } from '../db/worker-processes.ts'
 import { drainQueue } from '../queue/drain.ts'
-import { beatAndSweep, HEARTBEAT_MS, newProcessId } from '../queue/liveness.ts'
+import { beatAndSweep, Claimant, HEARTBEAT_MS } from '../queue/liveness.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../queue/retry-policy.ts'
 import { purgeExpired } from '../sending/retention.ts'
 import type { Services } from '../services.ts'
@@ -71,11 +71,11 @@ export async function startWorker(
     ...overrides,
   }
   const { log, sql } = services
-  const processId = newProcessId()
+  const claimant = new Claimant()
   const stopping = new AbortController()
-  await registerProcess(sql, processId)
+  await registerProcess(sql, claimant.id)
   const sweep = async () => {
-    const { dead, connections } = await beatAndSweep(sql, processId)
+    const { dead, connections } = await beatAndSweep(sql, claimant)
     if (dead || connections) log.warn({ dead, connections }, 'work of stopped worker processes handed on')
   }
   await sweep()
@@ -86,7 +86,7 @@ export async function startWorker(
   const events: WorkerEvents = new EventEmitter()
   // graphile-worker 0.17 locks jobs in the name of its worker pool, not of each worker.
   events.on('pool:create', ({ workerPool }) => {
-    recordJobWorker(sql, processId, workerPool.id).catch((error) =>
+    recordJobWorker(sql, claimant.id, workerPool.id).catch((error) =>
       log.warn({ err: error.message }, 'could not record the job worker pool'),
     )
   })
@@ -120,7 +120,7 @@ export async function startWorker(
           const { connectionId } = payload as QueueRunPayload
           await drainQueue(services, connectionId, {
             lanes: options.lanes,
-            processId,
+            claimant,
             policy: options.retry,
             stopping: stopping.signal,
           })
@@ -144,7 +144,7 @@ export async function startWorker(
     await runner(options.webhookConcurrency, {
       [WEBHOOK_TASK]: async (payload) => {
         const { endpointId } = payload as WebhookRunPayload
-        await deliverWebhooks(services, endpointId, processId, options.webhooks, stopping.signal)
+        await deliverWebhooks(services, endpointId, claimant.id, options.webhooks, stopping.signal)
       },
     }),
   ]
@@ -154,7 +154,7 @@ export async function startWorker(
       clearInterval(heartbeat)
       await Promise.all(runners.map((r) => r.stop()))
       await Promise.all(pools.map((p) => p.end()))
-      await unregisterProcess(sql, processId)
+      await unregisterProcess(sql, claimant.id)
     },
   }
 }

@@ -90,7 +90,8 @@ describe('an account owner, in a browser', () => {
     await page.click('text=Create the key')
     key = await page.inputValue('#new-key')
     expect(key).toMatch(/^mr_[A-Za-z0-9_-]{43}$/)
-    expect(await page.locator('[data-copy]').isVisible()).toBe(true)
+    // Shown by the page's script once it has run (without it, there is nothing to click).
+    await page.locator('[data-copy]').waitFor({ state: 'visible', timeout: 10_000 })
     await page.click('[data-copy]')
     // The clipboard answers asynchronously.
     await page.locator('[data-copy]', { hasText: 'Copied' }).waitFor({ timeout: 10_000 })

@@ -1,9 +1,12 @@
 /**
  * A connection's queue keeps running whatever became of one of its graphile-worker jobs: a run
  * that graphile-worker gave up on (attempts used up) keeps its key, and neither a new enqueue
- * nor the liveness sweep may take that dead job for a run still coming.
+ * nor the liveness sweep may take that dead job for a run still coming. And a message claimed in
+ * a live process's name that the process lost track of goes back to the queue.
  */
 import { describe, expect, it } from 'vitest'
+import { registerProcess } from '../../src/db/worker-processes.ts'
+import { beatAndSweep, Claimant, HEARTBEAT_MS } from '../../src/queue/liveness.ts'
 import { useTestApp } from '../support/app.ts'
 import { enqueued, waitForOutboxStatus } from '../support/queue.ts'
 import { type Sender, startSender } from '../support/sending.ts'
@@ -39,6 +42,44 @@ describe('a queue run graphile-worker gave up on', () => {
     // Due mail is stranded once it has waited a heartbeat with no run coming; the sweep runs
     // every heartbeat.
     await waitForOutboxStatus(app, s.accountId, id, 'sent', 20_000)
+    expect(s.sink.messages).toHaveLength(1)
+  })
+})
+
+describe('a claim its own live process lost track of', () => {
+  it('is queued again by that process’s sweep once a heartbeat old; held or newer claims are not', async () => {
+    const s = await startSender(app, 'lost-claim', { plan: 'pro' })
+    const [lost, held, fresh] = [
+      await enqueued(app, s.key),
+      await enqueued(app, s.key),
+      await enqueued(app, s.key),
+    ]
+    const claimant = new Claimant()
+    await registerProcess(app.services.sql, claimant.id)
+    // As when a claim commits but its answer is lost with the database connection: claimed in
+    // the process's name, which never went on to send it.
+    const claim = (id: number, agoMs: number) => app.services.sql`
+      update outbox set status = 'sending', claimed_by = ${claimant.id}, attempts = attempts + 1,
+        updated_at = now() - ${agoMs} * interval '1 millisecond'
+      where id = ${id}`
+    await claim(lost, 2 * HEARTBEAT_MS)
+    await claim(held, 2 * HEARTBEAT_MS)
+    claimant.hold(held)
+    await claim(fresh, 0)
+
+    await beatAndSweep(app.services.sql, claimant)
+    const status = async (id: number) =>
+      (
+        await app.services.sql<{ status: string; claimed_by: string | null }[]>`
+        select status, claimed_by from outbox where id = ${id}`
+      )[0]
+    expect(await status(lost)).toEqual({ status: 'queued', claimed_by: null })
+    expect(await status(held)).toEqual({ status: 'sending', claimed_by: claimant.id })
+    expect(await status(fresh)).toEqual({ status: 'sending', claimed_by: claimant.id })
+
+    // And it goes out with the next run the sweep asked for, once.
+    await app.worker()
+    await waitForOutboxStatus(app, s.accountId, lost, 'sent', 20_000)
     expect(s.sink.messages).toHaveLength(1)
   })
 })
