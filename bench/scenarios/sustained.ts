@@ -281,17 +281,18 @@ function summary(kinds: Kind[], totals: Totals): string {
     const failed = k.errors ? ` (the first: ${k.firstError})` : ''
     return `${k.name}: ${k.latencies.length + k.errors} requests, ${k.errors} errors${failed}`
   })
+  // The RSS at each tenth of the window: growth that does not level off is a leak.
   const { samples } = totals
-  const tenth = Math.max(1, Math.floor(samples.length / 10))
-  const mean = (s: RssSample[]) => s.reduce((sum, x) => sum + x.mib, 0) / Math.max(1, s.length)
+  const course = Array.from({ length: 11 }, (_, i) => samples[Math.round((i / 10) * (samples.length - 1))])
+    .filter((sample) => sample !== undefined)
+    .map((sample) => `${sample.atSeconds.toFixed(0)} s ${sample.mib.toFixed(0)}`)
   return [
     'requests and errors per kind, the backlog, the memory',
     ...perKind,
     `${totals.deliveredInWindow} emails reached the sink in ${totals.windowSeconds.toFixed(1)} s ` +
       `(${(totals.deliveredInWindow / totals.windowSeconds).toFixed(0)}/s); ${totals.backlog} were still queued ` +
       `at the end and reached it ${totals.drainSeconds.toFixed(1)} s later`,
-    `service RSS: peak ${totals.peakRssMiB?.toFixed(0) ?? '-'} MiB; mean of the first tenth of the run ` +
-      `${mean(samples.slice(0, tenth)).toFixed(0)} MiB, of the last ${mean(samples.slice(-tenth)).toFixed(0)} MiB ` +
-      `(sampled every second until the end of the window)`,
+    `service RSS: peak ${totals.peakRssMiB?.toFixed(0) ?? '-'} MiB (VmHWM over the run and the drain); ` +
+      `MiB over the window: ${course.join(', ')}`,
   ].join('\n  ')
 }
