@@ -34,7 +34,7 @@ interface Kind {
  * of each kind make requests one after the other: POST /send, POST /enqueue, hosted form
  * submissions (urlencoded, as a browser posts them, from many loopback addresses so that the
  * per-address limit is not what is measured) and a signed-in owner reading the dashboard's outbox
- * (the newest page, then the next older one); one 1000-recipient POST /send/batch goes in at the
+ * (the newest page, then the older one it links to, in turn); one 1000-recipient POST /send/batch goes in at the
  * start. One row per kind (requests per second, latencies), then a row of what reached the sink
  * during the window, with the service's peak RSS and CPU per message (the drain of the backlog
  * left at the end included). Errors, the backlog and its drain, and the service's RSS over the
@@ -54,7 +54,8 @@ export const sustained: Scenario = {
       enqueue: kind('POST /enqueue'),
       batch: kind(`POST /send/batch ×${BATCH_RECIPIENTS}`),
       form: kind('POST /forms/{id}'),
-      dashboard: kind('GET /dashboard/outbox'),
+      newest: kind('GET /dashboard/outbox'),
+      older: kind('GET /dashboard/outbox?before='),
     }
     const atStart = bench.sink.messages.length
     const delivered = () => bench.sink.messages.length - atStart
@@ -128,7 +129,7 @@ export const sustained: Scenario = {
           // The newest page, then the next older one (the link the page offers), in turn.
           let older: string | undefined
           while (running()) {
-            await timedRequest(kinds.dashboard, async () => {
+            await timedRequest(older ? kinds.older : kinds.newest, async () => {
               const html = await call(`${bench.url}${older ?? '/dashboard/outbox'}`, {
                 agent: pageAgent,
                 headers: { cookie: `mailroom_session=${token}` },
@@ -205,7 +206,7 @@ interface CallOptions {
   localAddress?: string
 }
 
-/** A request outside the API (pages): resolves to the body; rejects on a status of 400 or more. */
+/** A request outside the API (pages): resolves to the body; rejects on anything but a 2xx. */
 function call(url: string, options: CallOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     const { body, agent, localAddress, method = 'GET', headers = {} } = options
@@ -224,7 +225,9 @@ function call(url: string, options: CallOptions): Promise<string> {
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString()
           const status = response.statusCode ?? 0
-          if (status >= 400) reject(new Error(`${method} ${new URL(url).pathname} answered ${status}`))
+          // A 303 would be the sign-in page or a refused form: not what was asked for.
+          if (status < 200 || status >= 300)
+            reject(new Error(`${method} ${new URL(url).pathname} answered ${status}`))
           else resolve(text)
         })
       },
