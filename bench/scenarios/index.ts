@@ -9,8 +9,7 @@ import { webhooks } from './webhooks.ts'
 
 /**
  * Every scenario, in the order `npm run bench` runs them; `raw` first, since every row is
- * compared with it; `sustained` (60 s of mixed traffic) last, so that nothing it leaves behind
- * touches another row. A new scenario is a file in this folder and a line here.
+ * compared with it. A new scenario is a file in this folder and a line here.
  * `BENCH_ONLY=send,batch` runs only those (and the baseline).
  */
 export const SCENARIOS = [raw, send, enqueue, batch, audienceImport, audienceBatch, webhooks, sustained]
