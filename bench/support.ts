@@ -38,6 +38,8 @@ export interface Bench {
   concurrency: number
   /** Messages per request-timed row. */
   messages: number
+  /** The service's process id (for reading its memory under /proc). */
+  servicePid: number
   /** POST to the API; throws on anything but a 2xx. Returns the parsed body. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<unknown>
   /** Resolves once the sink has received `count` more messages than when it was called. */
@@ -67,7 +69,7 @@ export interface BenchOptions {
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000)
 
 export function makeBench(
-  base: Omit<Bench, 'measure' | 'timed' | 'delivered' | 'concurrency' | 'messages'>,
+  base: Omit<Bench, 'measure' | 'timed' | 'delivered' | 'concurrency' | 'messages' | 'servicePid'>,
   options: BenchOptions,
 ): Bench {
   const { concurrency, messages, servicePid } = options
@@ -99,6 +101,7 @@ export function makeBench(
     ...base,
     concurrency,
     messages,
+    servicePid,
     delivered(count) {
       return base.sink.waitForMessages(base.sink.messages.length + count, 600_000).then(() => {})
     },

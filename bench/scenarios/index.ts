@@ -4,6 +4,7 @@ import { batch } from './batch.ts'
 import { enqueue } from './enqueue.ts'
 import { raw } from './raw.ts'
 import { send } from './send.ts'
+import { sustained } from './sustained.ts'
 import { webhooks } from './webhooks.ts'
 
 /**
@@ -11,4 +12,4 @@ import { webhooks } from './webhooks.ts'
  * compared with it. A new scenario is a file in this folder and a line here.
  * `BENCH_ONLY=send,batch` runs only those (and the baseline).
  */
-export const SCENARIOS = [raw, send, enqueue, batch, audienceImport, audienceBatch, webhooks]
+export const SCENARIOS = [raw, send, enqueue, batch, audienceImport, audienceBatch, webhooks, sustained]
