@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Socket } from 'node:net'
 import { SMTPServer, type SMTPServerError } from 'smtp-server'
 import { inject } from 'vitest'
 import type { SmtpLogin } from '../../src/smtp/transport.ts'
@@ -29,6 +30,11 @@ export interface SinkBehaviour {
   rejectConnection: SmtpReply | undefined
   /** Wait this long after the message arrived before replying to DATA. */
   dataDelayMs: number
+  /**
+   * Take the whole message, then destroy the socket instead of replying to DATA: the client
+   * cannot know whether it was taken. The message goes to `dropped`, not `messages`.
+   */
+  dropAfterData: boolean
   /** Once this many messages were accepted, new connections and new transactions get 421. */
   throttleAfter: number | undefined
 }
@@ -54,6 +60,8 @@ export interface SmtpSink {
   /** The login product code needs to reach this sink. */
   login: SmtpLogin
   messages: ReceivedMessage[]
+  /** Messages received whole while `dropAfterData` was on, and never answered. */
+  dropped: ReceivedMessage[]
   /** AUTH attempts seen, right or wrong: proves whether credentials ever reached the server. */
   readonly authAttempts: number
   /** Sessions opened (after the TLS handshake on 465), refused ones included. */
@@ -102,10 +110,12 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     rejectData: undefined,
     rejectConnection: undefined,
     dataDelayMs: 0,
+    dropAfterData: false,
     throttleAfter: undefined,
     ...options.behaviour,
   }
   const messages: ReceivedMessage[] = []
+  const dropped: ReceivedMessage[] = []
   const waiters = new Set<() => void>()
   let authAttempts = 0
   let connections = 0
@@ -176,17 +186,28 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
       stream.on('end', () => {
-        const { rejectData, dataDelayMs } = behaviour
-        setTimeout(() => {
-          if (rejectData) return callback(smtpError(rejectData.code, rejectData.message))
+        const { rejectData, dataDelayMs, dropAfterData } = behaviour
+        const received = (): ReceivedMessage => {
           const raw = Buffer.concat(chunks).toString('utf8')
           const { mailFrom, rcptTo } = session.envelope
-          messages.push({
+          return {
             envelope: { from: mailFrom ? mailFrom.address : '', to: rcptTo.map((r) => r.address) },
             raw,
             headers: parseHeaders(raw),
             receivedAt: new Date(),
-          })
+          }
+        }
+        if (dropAfterData) {
+          dropped.push(received())
+          // smtp-server keeps its sessions in `connections`; the session's id is the connection's.
+          const sessions = (server as unknown as { connections: Set<{ id: string; _socket: Socket }> })
+            .connections
+          for (const connection of sessions) if (connection.id === session.id) connection._socket.destroy()
+          return
+        }
+        setTimeout(() => {
+          if (rejectData) return callback(smtpError(rejectData.code, rejectData.message))
+          messages.push(received())
           for (const wake of waiters) wake()
           callback(null, `2.0.0 Ok: queued as ${randomBytes(6).toString('hex')}`)
         }, dataDelayMs)
@@ -205,6 +226,7 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     password,
     login: { host, port, username, password },
     messages,
+    dropped,
     get authAttempts() {
       return authAttempts
     },

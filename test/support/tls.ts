@@ -37,16 +37,20 @@ function altNames(dnsNames: string[], ips: string[]): AltName[] {
   ]
 }
 
-/** A leaf certificate for `dnsNames`/`ips`, signed by `ca`, or self-signed when `ca` is omitted. */
+/**
+ * A leaf certificate for `dnsNames`/`ips`, signed by `ca`, or self-signed when `ca` is omitted;
+ * valid from an hour ago for a week unless `validFor` says otherwise (an expired one, say).
+ */
 export async function makeCertificate(
   names: { dnsNames?: string[]; ips?: string[] },
   ca?: { key: string; cert: string },
+  validFor: { notBeforeDate: Date; notAfterDate: Date } = validity(),
 ): Promise<{ key: string; cert: string }> {
   const dnsNames = names.dnsNames ?? []
   const commonName = dnsNames[0] ?? names.ips?.[0] ?? 'mailroom-test'
   const pems = await selfsigned.generate([{ name: 'commonName', value: commonName }], {
     ...KEY,
-    ...validity(),
+    ...validFor,
     ...(ca ? { ca } : {}),
     extensions: [
       { name: 'basicConstraints', cA: false, critical: true },
