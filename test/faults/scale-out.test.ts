@@ -17,7 +17,6 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { addConnection } from '../../src/connections/connections.ts'
 import { createForm } from '../../src/forms/forms.ts'
 import { freePort } from '../../src/net/free-port.ts'
-import { bucketCapacity } from '../../src/quota/pacing.ts'
 import { seedAccount, type TestApp, useTestApp } from '../support/app.ts'
 import { type MailroomProcess, mailroomEnv, spawnMailroom, waitFor } from '../support/queue.ts'
 import type { Body } from '../support/sending.ts'
@@ -167,6 +166,11 @@ function perWindow(arrivals: number[], windowMs: number, offsetMs: number): Map<
     counts.set(start, (counts.get(start) ?? 0) + 1)
   }
   return counts
+}
+
+/** The rulings' bucket: one second of sending, never fewer than min(rate, 10) tokens. */
+function bucketCapacity(rate: number): number {
+  return Math.min(rate, Math.max(10, Math.ceil(rate / 60)))
 }
 
 /**
