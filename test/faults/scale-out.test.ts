@@ -61,11 +61,11 @@ async function pacedConnection(
 }
 
 /**
- * Every unit of pacing taken (a row of connection_pacing inserted or updated: one token each),
- * logged by a trigger in the same transaction, so that a take rolled back is not logged either.
- * The log is the test's, on its own database; the product does not know of it.
+ * Logs, by triggers in the same transactions (a take or a claim rolled back is not logged either),
+ * every unit of pacing taken (a row of connection_pacing inserted or updated: one token each) and
+ * every claim of queued mail by a worker process. The log is the test's, on its own database.
  */
-async function logPacingTakes(app: TestApp): Promise<void> {
+async function observe(app: TestApp): Promise<void> {
   await app.services.sql.unsafe(`
     create table scale_out_takes (
       connection_id integer not null,
@@ -78,7 +78,15 @@ async function logPacingTakes(app: TestApp): Promise<void> {
       return null;
     end $$;
     create trigger scale_out_log_take after insert or update on connection_pacing
-      for each row execute function scale_out_log_take();`)
+      for each row execute function scale_out_log_take();
+    create table scale_out_claims (outbox_id integer not null, claimed_by text not null);
+    create function scale_out_log_claim() returns trigger language plpgsql as $$
+    begin
+      insert into scale_out_claims values (new.id, new.claimed_by);
+      return null;
+    end $$;
+    create trigger scale_out_log_claim after update of claimed_by on outbox
+      for each row when (new.claimed_by is not null) execute function scale_out_log_claim();`)
 }
 
 /**
@@ -127,10 +135,15 @@ function startWorkerProcess(): void {
   processes.push(spawnMailroom(['start', '--worker-only'], mailroomEnv(app.db.url)))
 }
 
-interface Answer {
-  what: string
+interface Reply {
+  /** The API process that answered. */
+  api: string
   status: number
   body: Body
+}
+
+interface Answer extends Reply {
+  what: string
 }
 
 async function post(
@@ -138,9 +151,9 @@ async function post(
   path: string,
   body: unknown,
   headers: Record<string, string>,
-): Promise<{ status: number; body: Body }> {
+): Promise<Reply> {
   const res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
-  return { status: res.status, body: (await res.json()) as Body }
+  return { api: url, status: res.status, body: (await res.json()) as Body }
 }
 
 interface OutboxRow {
@@ -197,7 +210,7 @@ describe('two API processes and two worker processes on one database', () => {
   it('never exceed a quota, the daily limit or a rate; every accepted email arrives once or waits queued', {
     timeout: 150_000,
   }, async () => {
-    await logPacingTakes(app)
+    await observe(app)
     // The Pro account: a default connection and a second one, both with small quotas and rates.
     const pro = await seedAccount(app, { plan: 'pro' })
     const p1 = await pacedConnection(pro.account.id, 'scale-one@example.com', { quota: 30, rate: 120 })
@@ -220,7 +233,7 @@ describe('two API processes and two worker processes on one database', () => {
     const json = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' })
 
     const answers: Answer[] = []
-    const record = (what: string, reply: { status: number; body: Body }) => {
+    const record = (what: string, reply: Reply) => {
       answers.push({ what, ...reply })
       return reply
     }
@@ -246,7 +259,7 @@ describe('two API processes and two worker processes on one database', () => {
         // Another visitor each time: the per-address limit is not what this test is about.
         headers: { 'x-forwarded-for': `198.51.100.${n + 1}`, accept: 'application/json' },
       })
-      return record('form', { status: res.status, body: (await res.json()) as Body })
+      return record('form', { api: api(n), status: res.status, body: (await res.json()) as Body })
     }
 
     // Everything at once, alternating between the two APIs.
@@ -396,6 +409,12 @@ describe('two API processes and two worker processes on one database', () => {
         expect(row.connection_id).not.toBe(f.connectionId)
       }
     }
+    // Both processes of each kind took part.
+    const servedBy = new Set(answers.filter((a) => a.status === 200).map((a) => a.api))
+    expect(servedBy.size, 'API processes that accepted mail').toBe(2)
+    const [claimants] = await app.services.sql<{ n: number }[]>`
+      select count(distinct claimed_by)::int as n from scale_out_claims`
+    expect(claimants?.n, 'worker processes that sent queued mail').toBe(2)
     const waiting = accepted.filter((r) => r.status === 'queued')
     expect(waiting.length, 'mail left waiting for the next window').toBeGreaterThan(0)
 
