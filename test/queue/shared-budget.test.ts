@@ -71,16 +71,8 @@ describe('two worker processes on one database', () => {
       plan: 'pro',
       quota: { quota: 10, per: 'day' },
       // Slow enough that the two processes' sends overlap.
-      behaviour: { dataDelayMs: 50 },
+      behaviour: { dataDelayMs: 300 },
     })
-    await Promise.all(
-      Array.from({ length: 40 }, (_, i) => enqueued(app, s.key, email({ to: `two${i}@example.com` }))),
-    )
-    // The connection's queue is one keyed job; seven more runs of it make both processes drain it
-    // at once (two runs each at a time, four lanes per run: 16 sends could race for 10 units).
-    await app.services.sql`
-      select graphile_worker.add_job('deliver_queue', json_build_object('connectionId', ${s.connectionId}::int))
-      from generate_series(1, 7)`
     const second = await openTestServices(app.db.url)
     otherServices.push(second)
     const claimers = new Set<string>()
@@ -95,10 +87,20 @@ describe('two worker processes on one database', () => {
     })()
     workers.push(
       ...(await Promise.all([
-        startTestWorker(app.services, { concurrency: 2 }),
-        startTestWorker(second, { concurrency: 2 }),
+        startTestWorker(app.services, { concurrency: 2, lanes: 2 }),
+        startTestWorker(second, { concurrency: 2, lanes: 2 }),
       ])),
     )
+    // Both are running before any mail is due, and a process holds at most four sends at once (two
+    // runs of two lanes): neither can take the whole quota while the other is still starting.
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => enqueued(app, s.key, email({ to: `two${i}@example.com` }))),
+    )
+    // The connection's queue is one keyed job; seven more runs of it make both processes drain it
+    // at once (two runs each at a time, two lanes per run: eight sends race for the last units).
+    await app.services.sql`
+      select graphile_worker.add_job('deliver_queue', json_build_object('connectionId', ${s.connectionId}::int))
+      from generate_series(1, 7)`
 
     await s.sink.waitForMessages(10, 10_000)
     // Long enough for either process to send an eleventh, were it to.
