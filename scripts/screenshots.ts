@@ -8,6 +8,7 @@ import { it } from 'vitest'
 import { useTestApp } from '../test/support/app.ts'
 import { launchBrowser } from '../test/support/browser.ts'
 import { accountWithPassword } from '../test/support/dashboard.ts'
+import { startWebhookReceiver } from '../test/support/webhook-receiver.ts'
 
 const app = useTestApp({}, { listen: true })
 const OUT = 'docs/screenshots'
@@ -38,6 +39,17 @@ it('takes the screenshots', async () => {
   await page.fill('input[name=name]', `Production ${HOSTILE}`)
   await page.click('text=Create the key')
   const key = await page.inputValue('#new-key')
+  // An endpoint for every event: the sends below leave it deliveries, one of them refused once.
+  const receiver = await startWebhookReceiver((n) => (n === 2 ? 500 : 200))
+  const hook = await app.request('/webhooks', {
+    key,
+    body: {
+      url: `${receiver.url}/mailroom/events`,
+      description: 'Order system',
+      events: ['email.sent', 'email.failed', 'batch.completed', 'batch.failed'],
+    },
+  })
+  const { webhook } = (await hook.json()) as { webhook: { id: number } }
   await app.worker()
   for (const [to, subject] of [
     ['ada@example.com', 'Your receipt for order 4711'],
@@ -108,6 +120,7 @@ it('takes the screenshots', async () => {
     ['batch', `/dashboard/batches/${batchId}`],
     ['audience', audiencePath],
     ['template', templatePath],
+    ['webhook', `/dashboard/webhooks/${webhook.id}`],
   ]
   for (const [width, height, suffix] of [
     [1280, 900, 'wide'],
@@ -127,4 +140,5 @@ it('takes the screenshots', async () => {
   await login.goto(`${app.url}/dashboard/login`)
   await login.screenshot({ path: `${OUT}/sign-in-wide.png`, fullPage: true })
   await browser.close()
+  await receiver.close()
 })

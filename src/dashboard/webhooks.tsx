@@ -307,7 +307,8 @@ function DeliveryRow(props: { webhook: Webhook; delivery: WebhookDelivery; token
   return (
     <tr>
       <td>{delivery.type}</td>
-      <td>
+      {/* A long id breaks, so that the row fits a wide screen with its time and button. */}
+      <td class="wrap">
         <code>{delivery.event_id}</code>
       </td>
       <td>
