@@ -6,6 +6,7 @@ import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
+import type { OwnClaims } from './worker-processes.ts'
 
 /**
  * The outbox (table outbox): every attempted send, whatever its path, and the queue, which is
@@ -454,12 +455,6 @@ export async function connectionsWithStrandedMail(db: Db, graceMs: number): Prom
 }
 
 const INTERRUPTED_CLAIM = 'The worker sending it stopped before the SMTP server answered; it is sent again'
-
-/** The sweeping process's own claims: the messages it holds now are still being sent. */
-export interface OwnClaims {
-  processId: string
-  held: number[]
-}
 
 /**
  * Queues again the messages held by worker processes that are gone, or held longer than any

@@ -1,6 +1,7 @@
 import type { Payload } from './audiences.ts'
 import { webhookRunComing, webhookRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
+import type { OwnClaims } from './worker-processes.ts'
 
 /**
  * Webhooks (tables webhook_endpoints, webhook_events, webhook_deliveries): an account's
@@ -377,16 +378,19 @@ const INTERRUPTED = 'The worker sending it stopped before the endpoint answered;
 const CLAIM_LEASE_SECONDS = 300
 
 /**
- * Puts back the deliveries held by worker processes that are gone (or held too long), due now:
+ * Puts back the deliveries held by worker processes that are gone (or held too long), and those
+ * claimed in the sweeping process's name that it does not hold (older than `graceMs`), due now:
  * their outcome is unknown, so they are sent again with the same webhook-id. Returns their endpoints.
  */
-export async function releaseOrphanedDeliveries(db: Db): Promise<number[]> {
+export async function releaseOrphanedDeliveries(db: Db, own: OwnClaims, graceMs: number): Promise<number[]> {
   const rows = await db<{ endpoint_id: number }[]>`
     update webhook_deliveries set status = 'pending', claimed_by = null, claimed_at = null,
       next_attempt_at = now(), error = ${INTERRUPTED}, updated_at = now()
     where claimed_by is not null and status = 'sending'
       and (claimed_by not in (select id from worker_processes)
-           or claimed_at < now() - make_interval(secs => ${CLAIM_LEASE_SECONDS}))
+           or claimed_at < now() - make_interval(secs => ${CLAIM_LEASE_SECONDS})
+           or (claimed_by = ${own.processId} and not (id = any(${own.held}::bigint[]))
+               and claimed_at < now() - ${graceMs} * interval '1 millisecond'))
     returning endpoint_id`
   return [...new Set(rows.map((r) => r.endpoint_id))]
 }

@@ -38,3 +38,9 @@ export async function liveJobWorkers(db: Db): Promise<string[]> {
 export async function unregisterProcess(db: Db, processId: string): Promise<void> {
   await db`delete from worker_processes where id = ${processId}`
 }
+
+/** The sweeping process's own claims: the rows it holds now (by id) are still being worked on. */
+export interface OwnClaims {
+  processId: string
+  held: number[]
+}

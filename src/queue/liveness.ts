@@ -11,28 +11,35 @@ export const HEARTBEAT_MS = 5_000
 /** Silence after which a worker process is taken for dead and its work handed on. */
 const DEAD_AFTER_MS = 30_000
 
+/** Ids of the rows of one kind a process is working on now. */
+export class HeldIds {
+  readonly #ids = new Set<number>()
+
+  hold(id: number): void {
+    this.#ids.add(id)
+  }
+
+  letGo(id: number): void {
+    this.#ids.delete(id)
+  }
+
+  list(): number[] {
+    return [...this.#ids]
+  }
+}
+
 /**
- * This worker process as the holder of outbox claims: its name (unique among all processes that
- * ever run against the database), named on each message it claims, and the messages it holds
- * now. A message claimed in its name that it does not hold is one whose claim committed while
- * the answer was lost with the database connection, or whose outcome it could not record: its
- * own sweep queues it again, rather than leaving it to the lease of a process taken for dead.
+ * This worker process as the holder of claims: its name (unique among all processes that ever
+ * run against the database), named on each outbox message and webhook delivery it claims, and
+ * the ones it holds now. One claimed in its name that it does not hold is one whose claim
+ * committed while the answer was lost with the database connection, or whose outcome it could
+ * not record: its own sweep puts it back, rather than leaving it to the lease meant for a process
+ * taken for dead.
  */
 export class Claimant {
   readonly id = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`
-  readonly #held = new Set<number>()
-
-  hold(outboxId: number): void {
-    this.#held.add(outboxId)
-  }
-
-  letGo(outboxId: number): void {
-    this.#held.delete(outboxId)
-  }
-
-  held(): number[] {
-    return [...this.#held]
-  }
+  readonly messages = new HeldIds()
+  readonly deliveries = new HeldIds()
 }
 
 /**
@@ -60,7 +67,7 @@ export async function beatAndSweep(
     await unlockJobWorkers(tx, [...new Set([...gone.flatMap((g) => g.jobWorkerIds), ...orphans])])
     const released = await releaseOrphanedClaims(
       tx,
-      { processId: claimant.id, held: claimant.held() },
+      { processId: claimant.id, held: claimant.messages.list() },
       HEARTBEAT_MS,
     )
     const stranded = await connectionsWithStrandedMail(tx, HEARTBEAT_MS)
@@ -68,7 +75,11 @@ export async function beatAndSweep(
     for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)
     // Webhook deliveries the same way: sent again (same webhook-id) when their worker died.
     const endpoints = new Set([
-      ...(await releaseOrphanedDeliveries(tx)),
+      ...(await releaseOrphanedDeliveries(
+        tx,
+        { processId: claimant.id, held: claimant.deliveries.list() },
+        HEARTBEAT_MS,
+      )),
       ...(await endpointsWithStrandedDeliveries(tx, HEARTBEAT_MS)),
     ])
     for (const endpointId of endpoints) await scheduleWebhookRun(tx, endpointId)

@@ -60,7 +60,7 @@ export async function sendNextQueued(
       if (!message) throw new NothingDue()
       // Held before the claim commits, so that this process's sweep never takes it for lost.
       held = message.id
-      claimant.hold(held)
+      claimant.messages.hold(held)
       // Rendered before the claim commits, so that a failure to read the batch's content leaves
       // the message queued rather than held; read on the claim's own connection, since a lane
       // holding one while it waits for a second could, with every lane doing so, starve the pool.
@@ -72,7 +72,7 @@ export async function sendNextQueued(
     })
   } catch (error) {
     // Rolled back, or committed with the answer lost: either way not sent by this lane.
-    if (held !== undefined) claimant.letGo(held)
+    if (held !== undefined) claimant.messages.letGo(held)
     if (error instanceof LimitReached) return { kind: 'blocked', waitMs: error.waitMs }
     if (error instanceof NothingDue) return { kind: 'idle' }
     throw error
@@ -83,7 +83,7 @@ export async function sendNextQueued(
       sendClaimed(context, connection, claimed.message, claimed.content, claimed.reservation, policy),
     )
   } finally {
-    claimant.letGo(claimed.message.id)
+    claimant.messages.letGo(claimed.message.id)
   }
 }
 

@@ -12,6 +12,7 @@ import {
 import type { Logger } from '../log.ts'
 import { postWebhook } from '../net/webhook-post.ts'
 import { BatchContents } from '../queue/batch-contents.ts'
+import type { Claimant } from '../queue/liveness.ts'
 import { openPassword } from '../smtp/secret-box.ts'
 import { signWebhook } from './signature.ts'
 
@@ -57,15 +58,22 @@ export interface WebhookDeliveryDeps {
 export async function deliverWebhooks(
   deps: WebhookDeliveryDeps,
   endpointId: number,
-  processId: string,
+  claimant: Claimant,
   policy: WebhookPolicy,
   stopping: AbortSignal,
 ): Promise<void> {
   const contents = new BatchContents()
   while (!stopping.aborted) {
-    const claimed = await claimDeliveries(deps.sql, endpointId, processId, policy.lanes)
+    const claimed = await claimDeliveries(deps.sql, endpointId, claimant.id, policy.lanes)
     if (claimed.length === 0) break
-    await Promise.all(claimed.map((delivery) => attempt(deps, endpointId, delivery, policy, contents)))
+    for (const delivery of claimed) claimant.deliveries.hold(delivery.id)
+    await Promise.all(
+      claimed.map((delivery) =>
+        attempt(deps, endpointId, delivery, policy, contents).finally(() =>
+          claimant.deliveries.letGo(delivery.id),
+        ),
+      ),
+    )
   }
   const dueInMs = await nextDeliveryDueInMs(deps.sql, endpointId)
   if (dueInMs !== null) await scheduleWebhookRun(deps.sql, endpointId, dueInMs)

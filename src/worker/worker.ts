@@ -144,7 +144,7 @@ export async function startWorker(
     await runner(options.webhookConcurrency, {
       [WEBHOOK_TASK]: async (payload) => {
         const { endpointId } = payload as WebhookRunPayload
-        await deliverWebhooks(services, endpointId, claimant.id, options.webhooks, stopping.signal)
+        await deliverWebhooks(services, endpointId, claimant, options.webhooks, stopping.signal)
       },
     }),
   ]

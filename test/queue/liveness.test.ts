@@ -64,7 +64,7 @@ describe('a claim its own live process lost track of', () => {
       where id = ${id}`
     await claim(lost, 2 * HEARTBEAT_MS)
     await claim(held, 2 * HEARTBEAT_MS)
-    claimant.hold(held)
+    claimant.messages.hold(held)
     await claim(fresh, 0)
 
     await beatAndSweep(app.services.sql, claimant)
@@ -81,5 +81,45 @@ describe('a claim its own live process lost track of', () => {
     await app.worker()
     await waitForOutboxStatus(app, s.accountId, lost, 'sent', 20_000)
     expect(s.sink.messages).toHaveLength(1)
+  })
+})
+
+describe('a webhook delivery its own live process lost track of', () => {
+  it('is put back by that process’s sweep once a heartbeat old; a held or newer one is not', async () => {
+    const s = await startSender(app, 'lost-delivery', { plan: 'pro' })
+    const hook = await app.request('/webhooks', {
+      key: s.key,
+      body: { url: 'http://127.0.0.1:9/hooks', events: ['email.sent'] },
+    })
+    expect(hook.status).toBe(201)
+    for (let i = 0; i < 3; i++) {
+      const sent = await app.request('/send', {
+        key: s.key,
+        body: { to: 'ann@example.com', subject: 'Hi', text_body: 'x' },
+      })
+      expect(sent.status).toBe(200)
+    }
+    const deliveries = await app.services.sql<{ id: number }[]>`select id from webhook_deliveries order by id`
+    const [lost, held, fresh] = deliveries.map((d) => d.id) as [number, number, number]
+    const claimant = new Claimant()
+    await registerProcess(app.services.sql, claimant.id)
+    const claim = (id: number, agoMs: number) => app.services.sql`
+      update webhook_deliveries set status = 'sending', claimed_by = ${claimant.id}, attempts = attempts + 1,
+        claimed_at = now() - ${agoMs} * interval '1 millisecond'
+      where id = ${id}`
+    await claim(lost, 2 * HEARTBEAT_MS)
+    await claim(held, 2 * HEARTBEAT_MS)
+    claimant.deliveries.hold(held)
+    await claim(fresh, 0)
+
+    await beatAndSweep(app.services.sql, claimant)
+    const status = async (id: number) =>
+      (
+        await app.services.sql<{ status: string; claimed_by: string | null }[]>`
+        select status, claimed_by from webhook_deliveries where id = ${id}`
+      )[0]
+    expect(await status(lost)).toEqual({ status: 'pending', claimed_by: null })
+    expect(await status(held)).toEqual({ status: 'sending', claimed_by: claimant.id })
+    expect(await status(fresh)).toEqual({ status: 'sending', claimed_by: claimant.id })
   })
 })
