@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { registerProcess } from '../../src/db/worker-processes.ts'
-import { beatAndSweep, Claimant, HEARTBEAT_MS } from '../../src/queue/liveness.ts'
+import { beatAndSweep, Claimant, HEARTBEAT_MS, type HeldIds } from '../../src/queue/liveness.ts'
 import { useTestApp } from '../support/app.ts'
 import { enqueued, waitForOutboxStatus } from '../support/queue.ts'
 import { type Sender, startSender } from '../support/sending.ts'
@@ -46,46 +46,58 @@ describe('a queue run graphile-worker gave up on', () => {
   })
 })
 
+/** Where a kind of claim is kept, and what its sweep puts it back as. */
+interface ClaimKind {
+  table: 'outbox' | 'webhook_deliveries'
+  claimedAt: 'updated_at' | 'claimed_at'
+  held: (claimant: Claimant) => HeldIds
+}
+
+/**
+ * Claims three rows in a live process's name, as when a claim commits but its answer is lost
+ * with the database connection: one a while ago that the process does not hold, one as old
+ * that it holds, one just now. Then runs that process's sweep and answers each row's state.
+ */
+async function sweepAfterLostClaims(kind: ClaimKind, [lost, held, fresh]: number[]) {
+  const { sql } = app.services
+  const claimant = new Claimant()
+  await registerProcess(sql, claimant.id)
+  const claim = (id: number | undefined, agoMs: number) => sql`
+    update ${sql(kind.table)} set status = 'sending', claimed_by = ${claimant.id}, attempts = attempts + 1,
+      ${sql(kind.claimedAt)} = now() - ${agoMs} * interval '1 millisecond'
+    where id = ${id ?? 0}`
+  await claim(lost, 2 * HEARTBEAT_MS)
+  await claim(held, 2 * HEARTBEAT_MS)
+  kind.held(claimant).hold(held ?? 0)
+  await claim(fresh, 0)
+  await beatAndSweep(sql, claimant)
+  const state = async (id: number | undefined) =>
+    (
+      await sql<{ status: string; claimed_by: string | null }[]>`
+        select status, claimed_by from ${sql(kind.table)} where id = ${id ?? 0}`
+    )[0]
+  return { claimant, lost: await state(lost), held: await state(held), fresh: await state(fresh) }
+}
+
 describe('a claim its own live process lost track of', () => {
   it('is queued again by that process’s sweep once a heartbeat old; held or newer claims are not', async () => {
     const s = await startSender(app, 'lost-claim', { plan: 'pro' })
-    const [lost, held, fresh] = [
-      await enqueued(app, s.key),
-      await enqueued(app, s.key),
-      await enqueued(app, s.key),
-    ]
-    const claimant = new Claimant()
-    await registerProcess(app.services.sql, claimant.id)
-    // As when a claim commits but its answer is lost with the database connection: claimed in
-    // the process's name, which never went on to send it.
-    const claim = (id: number, agoMs: number) => app.services.sql`
-      update outbox set status = 'sending', claimed_by = ${claimant.id}, attempts = attempts + 1,
-        updated_at = now() - ${agoMs} * interval '1 millisecond'
-      where id = ${id}`
-    await claim(lost, 2 * HEARTBEAT_MS)
-    await claim(held, 2 * HEARTBEAT_MS)
-    claimant.messages.hold(held)
-    await claim(fresh, 0)
-
-    await beatAndSweep(app.services.sql, claimant)
-    const status = async (id: number) =>
-      (
-        await app.services.sql<{ status: string; claimed_by: string | null }[]>`
-        select status, claimed_by from outbox where id = ${id}`
-      )[0]
-    expect(await status(lost)).toEqual({ status: 'queued', claimed_by: null })
-    expect(await status(held)).toEqual({ status: 'sending', claimed_by: claimant.id })
-    expect(await status(fresh)).toEqual({ status: 'sending', claimed_by: claimant.id })
+    const ids = [await enqueued(app, s.key), await enqueued(app, s.key), await enqueued(app, s.key)]
+    const swept = await sweepAfterLostClaims(
+      { table: 'outbox', claimedAt: 'updated_at', held: (c) => c.messages },
+      ids,
+    )
+    expect(swept.lost).toEqual({ status: 'queued', claimed_by: null })
+    expect(swept.held).toEqual({ status: 'sending', claimed_by: swept.claimant.id })
+    expect(swept.fresh).toEqual({ status: 'sending', claimed_by: swept.claimant.id })
 
     // And it goes out with the next run the sweep asked for, once.
     await app.worker()
-    await waitForOutboxStatus(app, s.accountId, lost, 'sent', 20_000)
+    await waitForOutboxStatus(app, s.accountId, ids[0] ?? 0, 'sent', 20_000)
     expect(s.sink.messages).toHaveLength(1)
   })
-})
 
-describe('a webhook delivery its own live process lost track of', () => {
-  it('is put back by that process’s sweep once a heartbeat old; a held or newer one is not', async () => {
+  it('the same for a webhook delivery: put back as pending', async () => {
     const s = await startSender(app, 'lost-delivery', { plan: 'pro' })
     const hook = await app.request('/webhooks', {
       key: s.key,
@@ -100,26 +112,13 @@ describe('a webhook delivery its own live process lost track of', () => {
       expect(sent.status).toBe(200)
     }
     const deliveries = await app.services.sql<{ id: number }[]>`select id from webhook_deliveries order by id`
-    const [lost, held, fresh] = deliveries.map((d) => d.id) as [number, number, number]
-    const claimant = new Claimant()
-    await registerProcess(app.services.sql, claimant.id)
-    const claim = (id: number, agoMs: number) => app.services.sql`
-      update webhook_deliveries set status = 'sending', claimed_by = ${claimant.id}, attempts = attempts + 1,
-        claimed_at = now() - ${agoMs} * interval '1 millisecond'
-      where id = ${id}`
-    await claim(lost, 2 * HEARTBEAT_MS)
-    await claim(held, 2 * HEARTBEAT_MS)
-    claimant.deliveries.hold(held)
-    await claim(fresh, 0)
-
-    await beatAndSweep(app.services.sql, claimant)
-    const status = async (id: number) =>
-      (
-        await app.services.sql<{ status: string; claimed_by: string | null }[]>`
-        select status, claimed_by from webhook_deliveries where id = ${id}`
-      )[0]
-    expect(await status(lost)).toEqual({ status: 'pending', claimed_by: null })
-    expect(await status(held)).toEqual({ status: 'sending', claimed_by: claimant.id })
-    expect(await status(fresh)).toEqual({ status: 'sending', claimed_by: claimant.id })
+    expect(deliveries).toHaveLength(3)
+    const swept = await sweepAfterLostClaims(
+      { table: 'webhook_deliveries', claimedAt: 'claimed_at', held: (c) => c.deliveries },
+      deliveries.map((d) => d.id),
+    )
+    expect(swept.lost).toEqual({ status: 'pending', claimed_by: null })
+    expect(swept.held).toEqual({ status: 'sending', claimed_by: swept.claimant.id })
+    expect(swept.fresh).toEqual({ status: 'sending', claimed_by: swept.claimant.id })
   })
 })
