@@ -8,7 +8,7 @@ export function registerListWebhookDeliveries(api: Api) {
       c.get('services').sql,
       c.get('caller').accountId,
       c.req.valid('param').id,
-      c.req.valid('query').limit ?? 20,
+      c.req.valid('query').limit,
     )
     return c.json({ success: true as const, deliveries }, 200)
   })
