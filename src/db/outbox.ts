@@ -6,7 +6,7 @@ import { clearFailures, mayGoNow } from './connections.ts'
 import { queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
-import type { OwnClaims } from './worker-processes.ts'
+import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
 /**
  * The outbox (table outbox): every attempted send, whatever its path, and the queue, which is
@@ -468,11 +468,7 @@ export async function releaseOrphanedClaims(tx: Db, own: OwnClaims, graceMs: num
     update outbox set
       ${backToQueue(tx, INTERRUPTED_CLAIM)},
       next_attempt_at = mailroom_now(), claimed_by = null, updated_at = now()
-    where claimed_by is not null and status = 'sending'
-      and (claimed_by not in (select id from worker_processes)
-           or updated_at < now() - make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
-           or (claimed_by = ${own.processId} and not (id = any(${own.held}::bigint[]))
-               and updated_at < now() - ${graceMs} * interval '1 millisecond'))
+    where ${orphanedClaim(tx, 'updated_at', ATTEMPT_LEASE_SECONDS, own, graceMs)}
     returning connection_id`
   return [...new Set(rows.flatMap((r) => (r.connection_id === null ? [] : [r.connection_id])))]
 }

@@ -1,7 +1,7 @@
 import type { Payload } from './audiences.ts'
 import { webhookRunComing, webhookRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
-import type { OwnClaims } from './worker-processes.ts'
+import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
 /**
  * Webhooks (tables webhook_endpoints, webhook_events, webhook_deliveries): an account's
@@ -386,11 +386,7 @@ export async function releaseOrphanedDeliveries(db: Db, own: OwnClaims, graceMs:
   const rows = await db<{ endpoint_id: number }[]>`
     update webhook_deliveries set status = 'pending', claimed_by = null, claimed_at = null,
       next_attempt_at = now(), error = ${INTERRUPTED}, updated_at = now()
-    where claimed_by is not null and status = 'sending'
-      and (claimed_by not in (select id from worker_processes)
-           or claimed_at < now() - make_interval(secs => ${CLAIM_LEASE_SECONDS})
-           or (claimed_by = ${own.processId} and not (id = any(${own.held}::bigint[]))
-               and claimed_at < now() - ${graceMs} * interval '1 millisecond'))
+    where ${orphanedClaim(db, 'claimed_at', CLAIM_LEASE_SECONDS, own, graceMs)}
     returning endpoint_id`
   return [...new Set(rows.map((r) => r.endpoint_id))]
 }

@@ -1,4 +1,4 @@
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /** The worker processes that are alive, as their heartbeats tell (table worker_processes). */
 
@@ -43,4 +43,25 @@ export async function unregisterProcess(db: Db, processId: string): Promise<void
 export interface OwnClaims {
   processId: string
   held: number[]
+}
+
+/**
+ * A condition on a row claimed by a worker process (columns `claimed_by`, `status`, `id`, and
+ * `claimedAt`, when it was claimed): its claim is orphaned when its process is gone, when it
+ * has been held longer than `leaseSeconds`, or when it is the sweeping process's own but not
+ * among those it holds, and older than `graceMs` (lost with the database connection).
+ */
+export function orphanedClaim(
+  db: Db,
+  claimedAt: string,
+  leaseSeconds: number,
+  own: OwnClaims,
+  graceMs: number,
+): Fragment {
+  return db`
+    claimed_by is not null and status = 'sending'
+    and (claimed_by not in (select id from worker_processes)
+         or ${db(claimedAt)} < now() - make_interval(secs => ${leaseSeconds})
+         or (claimed_by = ${own.processId} and not (id = any(${own.held}::bigint[]))
+             and ${db(claimedAt)} < now() - ${graceMs} * interval '1 millisecond'))`
 }
