@@ -1,18 +1,24 @@
 /**
  * Codes postgres.js gives the faults of a connection that PostgreSQL closed or refused: shut down
- * by the administrator or on a crash (57P01-57P03), the socket reset, or not open at all.
+ * by the administrator or on a crash (57P01-57P03), the socket reset or timed out, or not open at
+ * all.
  */
 const CONNECTION_FAULT_CODES = new Set([
   'CONNECTION_CLOSED',
   'CONNECTION_DESTROYED',
   'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
   'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',
+  'ETIMEDOUT',
   '57P01',
   '57P02',
   '57P03',
 ])
+
+/** SQLSTATE class 08: connection exceptions (08000, 08003, 08006, ...). */
+const CONNECTION_EXCEPTION_CLASS = /^08[0-9A-Z]{3}$/
 
 const DRIVER_FRAME = /node_modules[\\/]postgres[\\/]/
 
@@ -26,6 +32,7 @@ const DRIVER_FRAME = /node_modules[\\/]postgres[\\/]/
 export function isDriverConnectionFault(reason: unknown): boolean {
   if (!(reason instanceof Error)) return false
   const code = (reason as { code?: unknown }).code
-  if (typeof code === 'string' && CONNECTION_FAULT_CODES.has(code)) return true
+  if (typeof code === 'string' && (CONNECTION_FAULT_CODES.has(code) || CONNECTION_EXCEPTION_CLASS.test(code)))
+    return true
   return reason instanceof TypeError && DRIVER_FRAME.test(reason.stack ?? '')
 }

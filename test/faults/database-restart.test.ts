@@ -189,8 +189,14 @@ describe('PostgreSQL stopped and started again under load', () => {
     while ([...subjects].some((s) => !arrived().includes(s)) && Date.now() < deadline) await sleep(200)
     const counts = new Map<string, number>()
     for (const subject of arrived()) counts.set(subject, (counts.get(subject) ?? 0) + 1)
-    expect([...subjects].filter((s) => !counts.has(s))).toEqual([])
-    expect([...counts].filter(([, n]) => n > 1)).toEqual([])
+    expect(
+      [...subjects].filter((s) => !counts.has(s)),
+      serviceLog,
+    ).toEqual([])
+    expect(
+      [...counts].filter(([, n]) => n > 1),
+      serviceLog,
+    ).toEqual([])
     // The same process all along.
     expect(service.exitCode, serviceLog).toBeNull()
   })
