@@ -353,35 +353,50 @@ export interface ClaimedMessage {
   request_id: string | null
   reply_to: string | null
   unsubscribe_url: string | null
+  /** Where its units are counted, for a give-back. */
+  usage_day: string | null
+  quota_window: Date | null
 }
 
 /**
- * Takes the connection's next due message for `processId`, skipping those other senders hold,
- * unless the connection is disabled, paused or backing off. Inside the caller's transaction, so
- * that a limit refusing the send puts it back untouched.
+ * Takes up to `limit` of the connection's due messages, oldest first, for `processId`, skipping
+ * those other senders hold, unless the connection is disabled, paused or backing off. Inside the
+ * caller's transaction, so that a limit refusing the send puts them back untouched. Each notes
+ * the day and quota window its units are taken in (`counted`), for a give-back: this
+ * transaction's, which is where mailroom_take_units takes them in the same transaction.
  */
-export async function claimNext(
+export function claimDue(
   tx: Db,
   connectionId: number,
   processId: string,
-): Promise<ClaimedMessage | undefined> {
-  const [row] = await tx<ClaimedMessage[]>`
+  limit: number,
+  counted: { daily: boolean; quotaPeriod: 'day' | 'hour' | null },
+): Promise<ClaimedMessage[]> {
+  return tx<ClaimedMessage[]>`
     with next as (
       select id from outbox
       where connection_id = ${connectionId} and status = 'queued' and next_attempt_at <= mailroom_now()
       order by next_attempt_at, id
-      limit 1
+      limit ${limit}
       for update skip locked
     )
     update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
-      updated_at = now()
+      usage_day = case when ${counted.daily} then (mailroom_now() at time zone 'UTC')::date end,
+      quota_window = date_trunc(${counted.quotaPeriod}, mailroom_now(), 'UTC'), updated_at = now()
     from next, connections c
     where o.id = next.id and c.id = o.connection_id and ${mayGoNow(tx)}
     returning o.id, o.attempts, o.failures, o.deferrals,
       extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
       o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-      o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url`
-  return row
+      o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url, o.usage_day::text, o.quota_window`
+}
+
+/** Puts back claimed messages the limits had no units for, as if never claimed. */
+export async function unclaim(tx: Db, ids: number[]): Promise<void> {
+  await tx`
+    update outbox set status = 'queued', claimed_by = null, attempts = attempts - 1, usage_day = null,
+      quota_window = null
+    where id = any(${ids}::int[])`
 }
 
 /** Said of mail whose connection was deleted while it waited (the rulings' wording). */

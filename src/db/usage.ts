@@ -1,80 +1,64 @@
 import type { QuotaPeriod } from './connections.ts'
-import type { Db, Fragment } from './sql.ts'
+import type { Db } from './sql.ts'
 
 /**
  * The sending counters (tables daily_usage, quota_usage, connection_pacing), taken under row
- * locks so that every process sharing the database sees one count. A `take*` either takes one
- * unit and says where it was taken, or takes nothing and says how long until it could.
+ * locks so that every process sharing the database sees one count.
  */
 
-export type Taken<T, Refusal = object> =
-  | { taken: true; where: T }
-  | ({ taken: false; used: number; waitMs: number } & Refusal)
-
-/** One of the plan's daily emails, in today's UTC day; the count resets at 00:00 UTC. */
-export async function takeDailyUnit(db: Db, accountId: number, limit: number): Promise<Taken<string>> {
-  const [taken] = await db<{ day: string }[]>`
-    insert into daily_usage as d (account_id, day, used)
-    values (${accountId}, (mailroom_now() at time zone 'UTC')::date, 1)
-    on conflict (account_id, day) do update set used = d.used + 1 where d.used < ${limit}
-    returning d.day::text as day`
-  if (taken) return { taken: true, where: taken.day }
-  const [row] = await db<{ used: number; wait_ms: number }[]>`
-    select used,
-      ${msUntil(db, db`((mailroom_now() at time zone 'UTC')::date + 1)::timestamp at time zone 'UTC'`)} as wait_ms
-    from daily_usage where account_id = ${accountId} and day = (mailroom_now() at time zone 'UTC')::date`
-  return { taken: false, used: row?.used ?? limit, waitMs: row?.wait_ms ?? 1000 }
+/** What a send counts against: the plan's daily limit (null: none), the connection's quota (null: none) and its pacing bucket. */
+export interface Limits {
+  accountId: number
+  dailyLimit: number | null
+  connectionId: number
+  quota: { quota: number; period: 'day' | 'hour' } | null
+  bucket: { capacity: number; perSecond: number }
 }
 
-/** One unit of the connection's quota in its current fixed UTC window (a day or an hour). */
-export async function takeQuotaUnit(
-  db: Db,
-  connectionId: number,
-  quota: number,
-  period: 'day' | 'hour',
-): Promise<Taken<Date, { resetsAt: Date }>> {
-  const [taken] = await db<{ window_start: Date }[]>`
-    insert into quota_usage as q (connection_id, window_start, used)
-    values (${connectionId}, date_trunc(${period}, mailroom_now(), 'UTC'), 1)
-    on conflict (connection_id, window_start) do update set used = q.used + 1 where q.used < ${quota}
-    returning q.window_start`
-  if (taken) return { taken: true, where: taken.window_start }
-  const end = db`window_start + ${`1 ${period}`}::interval`
-  const [row] = await db<{ used: number; resets_at: Date; wait_ms: number }[]>`
-    select used, ${end} as resets_at, ${msUntil(db, end)} as wait_ms
-    from quota_usage
-    where connection_id = ${connectionId} and window_start = date_trunc(${period}, mailroom_now(), 'UTC')`
-  return {
-    taken: false,
-    used: row?.used ?? quota,
-    waitMs: row?.wait_ms ?? 1000,
-    resetsAt: row?.resets_at ?? new Date(),
-  }
+/** Where the units were taken: their day and quota window, for a give-back. */
+export interface UnitsWhere {
+  usageDay: string | null
+  quotaWindow: Date | null
 }
+
+export type Units =
+  | ({ granted: number } & UnitsWhere)
+  | {
+      granted: 0
+      /** The first limit that allows none, in the rulings' order. */
+      refused: 'daily' | 'quota' | 'rate'
+      used: number
+      waitMs: number
+      /** The end of the quota's window (a quota refusal). */
+      resetsAt: Date | null
+    }
 
 /**
- * One token of the connection's bucket, refilled at `perSecond` up to `capacity`; computed in the
- * statement that takes the token, under the row's lock, so concurrent senders agree. Otherwise
- * the time until a token is due.
+ * Takes up to `wanted` units of every limit at once, under the counters' row locks, in one
+ * statement (mailroom_take_units): the grant is the least any limit allows, or none, with the
+ * first limit that allows none and how long until it does.
  */
-export async function takePacingToken(
-  db: Db,
-  connectionId: number,
-  capacity: number,
-  perSecond: number,
-): Promise<{ taken: true } | { taken: false; waitMs: number }> {
-  const refilled = (tokens: Fragment) => db`least(${capacity}::float8,
-    ${tokens} + greatest(0, extract(epoch from mailroom_clock() - p.refilled_at)) * ${perSecond}::float8)`
-  const [taken] = await db`
-    insert into connection_pacing as p (connection_id, tokens, refilled_at)
-    values (${connectionId}, ${capacity - 1}, mailroom_clock())
-    on conflict (connection_id) do update set tokens = ${refilled(db`p.tokens`)} - 1, refilled_at = mailroom_clock()
-    where ${refilled(db`p.tokens`)} >= 1
-    returning 1`
-  if (taken) return { taken: true }
-  const [bucket] = await db<{ tokens: number }[]>`
-    select ${refilled(db`p.tokens`)} as tokens from connection_pacing p where connection_id = ${connectionId}`
-  return { taken: false, waitMs: Math.ceil(((1 - (bucket?.tokens ?? 0)) / perSecond) * 1000) }
+export async function takeUnits(db: Db, limits: Limits, wanted: number): Promise<Units> {
+  const [row] = await db<
+    {
+      granted: number
+      usage_day: string | null
+      quota_window: Date | null
+      refused: 'daily' | 'quota' | 'rate' | null
+      used: number
+      wait_ms: number
+      resets_at: Date | null
+    }[]
+  >`
+    select granted, usage_day::text, quota_window, refused, used, wait_ms, resets_at
+    from mailroom_take_units(${limits.accountId}::int, ${limits.dailyLimit}::int, ${limits.connectionId}::int,
+      ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text,
+      ${limits.bucket.capacity}::float8, ${limits.bucket.perSecond}::float8, ${wanted}::int)`
+  if (!row) throw new Error('mailroom_take_units answered nothing')
+  if (row.refused === null) {
+    return { granted: row.granted, usageDay: row.usage_day, quotaWindow: row.quota_window }
+  }
+  return { granted: 0, refused: row.refused, used: row.used, waitMs: row.wait_ms, resetsAt: row.resets_at }
 }
 
 /** Gives back units taken for a message that was not sent (its day and quota window). */
@@ -82,16 +66,19 @@ export async function giveBack(
   db: Db,
   accountId: number,
   connectionId: number,
-  where: { usageDay: string | null; quotaWindow: Date | null },
+  where: UnitsWhere,
 ): Promise<void> {
-  if (where.usageDay !== null) {
-    await db`update daily_usage set used = greatest(used - 1, 0)
-      where account_id = ${accountId} and day = ${where.usageDay}`
-  }
-  if (where.quotaWindow !== null) {
-    await db`update quota_usage set used = greatest(used - 1, 0)
-      where connection_id = ${connectionId} and window_start = ${where.quotaWindow}`
-  }
+  // Issued together: pipelined in a transaction.
+  await Promise.all([
+    where.usageDay === null
+      ? undefined
+      : db`update daily_usage set used = greatest(used - 1, 0)
+          where account_id = ${accountId} and day = ${where.usageDay}`,
+    where.quotaWindow === null
+      ? undefined
+      : db`update quota_usage set used = greatest(used - 1, 0)
+          where connection_id = ${connectionId} and window_start = ${where.quotaWindow}`,
+  ])
 }
 
 /** Drops counters older than `days`, which no give-back can reach any more. */
@@ -133,9 +120,4 @@ export function quotaUse(db: Db, accountId: number): Promise<QuotaUse[]> {
       on q.connection_id = c.id and q.window_start = date_trunc(c.quota_period, mailroom_now(), 'UTC')
     where c.account_id = ${accountId}
     order by c.id`
-}
-
-/** Milliseconds from mailroom_now() until `instant`, computed in the database's clock. */
-function msUntil(db: Db, instant: Fragment) {
-  return db`greatest(0, ceil(extract(epoch from ${instant} - mailroom_now()) * 1000))::float8`
 }

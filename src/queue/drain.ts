@@ -4,9 +4,10 @@ import { scheduleQueueRun } from '../db/jobs.ts'
 import { queueState } from '../db/outbox.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { BatchContents } from './batch-contents.ts'
+import { ClaimRounds } from './claim-rounds.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
-import { sendNextQueued } from './send-queued.ts'
+import { claimQueued, sendQueued } from './send-queued.ts'
 
 export interface DrainOptions {
   /** Messages of one connection in flight at once. */
@@ -38,9 +39,16 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const halt = new AbortController()
   const contents = new BatchContents()
   const stop = AbortSignal.any([options.stopping, halt.signal])
+  const rounds = new ClaimRounds((wanted) =>
+    claimQueued(context, connection, options.claimant, wanted, contents),
+  )
   const lane = async () => {
     while (!stop.aborted) {
-      const outcome = await sendNextQueued(context, connection, options.claimant, options.policy, contents)
+      const turn = await rounds.next()
+      const outcome =
+        turn.kind === 'message'
+          ? await sendQueued(context, connection, options.claimant, turn.claimed, options.policy)
+          : turn
       if (outcome.kind === 'idle') return
       if (outcome.kind === 'blocked') {
         if (outcome.waitMs > SLEEP_THROUGH_MS) {

@@ -3,17 +3,11 @@ import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { isDriverConnectionFault } from '../db/driver-faults.ts'
-import {
-  type ClaimedMessage,
-  claimNext,
-  recordReservation,
-  type Settlement,
-  settleAttempt,
-} from '../db/outbox.ts'
+import { type ClaimedMessage, claimDue, type Settlement, settleAttempt, unclaim } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
-import { type Reservation, release, reserve } from '../quota/reservations.ts'
+import { countedLimits, type Reservation, release, reserveUpTo } from '../quota/reservations.ts'
 import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
@@ -32,51 +26,85 @@ export type QueuedSendOutcome =
   /** One message was handled: sent, failed, or queued again for later. */
   | { kind: 'handled' }
 
+/** A message claimed for sending, with its content rendered and where its units were reserved. */
+export interface ClaimedQueued {
+  message: ClaimedMessage
+  content: Content
+  reservation: Reservation
+}
+
+export type QueuedClaim =
+  | Exclude<QueuedSendOutcome, { kind: 'handled' }>
+  | { kind: 'claimed'; claimed: ClaimedQueued[] }
+
 class NothingDue extends Error {}
 
 /**
- * Sends the connection's next due queued message through the one delivery path, to the
- * recipients still to be tried (everyone at first, the deferred ones later, under the same
- * Message-ID). Claiming it and reserving its units (daily limit, quota, pacing: the same counters
- * as POST /send) happen in one transaction: a limit that refuses rolls the claim back, so waiting
- * never counts as an attempt. Afterwards the message is sent, failed for good, or queued again.
+ * Claims up to `wanted` of the connection's due queued messages with their units (daily limit,
+ * quota, pacing: the same counters as POST /send) in one transaction: as many as are due and
+ * every limit allows. A limit that refuses rolls the claim back, so waiting never counts as an
+ * attempt. The claimed are held by `claimant` before the claim commits, so that its own sweep
+ * never takes them for lost.
  */
-export async function sendNextQueued(
+export async function claimQueued(
   context: SendContext,
   connection: QueueConnection,
   claimant: Claimant,
-  policy: RetryPolicy,
+  wanted: number,
   contents: BatchContents,
-): Promise<QueuedSendOutcome> {
-  let claimed: { message: ClaimedMessage; content: Content; reservation: Reservation }
-  let held: number | undefined
+): Promise<QueuedClaim> {
+  const held: number[] = []
   try {
-    claimed = await context.sql.begin(async (tx) => {
-      // Issued together, so postgres.js pipelines them: one round trip instead of two.
-      const [reservation, message] = await Promise.all([
-        reserve(tx, connection.plan, connection.account_id, connection),
-        claimNext(tx, connection.id, claimant.id),
-      ])
-      if (!message) throw new NothingDue()
-      // Held before the claim commits, so that this process's sweep never takes it for lost.
-      held = message.id
-      claimant.messages.hold(held)
-      // Rendered before the claim commits, so that a failure to read the batch's content leaves
-      // the message queued rather than held; read on the claim's own connection, since a lane
+    return await context.sql.begin(async (tx) => {
+      const { account_id: accountId, plan } = connection
+      const due = await claimDue(tx, connection.id, claimant.id, wanted, countedLimits(plan, connection))
+      if (due.length === 0) throw new NothingDue()
+      const { granted } = await reserveUpTo(tx, plan, accountId, connection, due.length)
+      const messages = due.slice(0, granted)
+      for (const { id } of messages) {
+        held.push(id)
+        claimant.messages.hold(id)
+      }
+      // Rendered before the claim commits, so that a failure to read a batch's content leaves
+      // the messages queued rather than held; read on the claim's own connection, since a lane
       // holding one while it waits for a second could, with every lane doing so, starve the pool.
-      const [content] = await Promise.all([
-        contentOf(tx, message, contents),
-        recordReservation(tx, message.id, reservation),
+      const [rendered] = await Promise.all([
+        Promise.all(messages.map((message) => contentOf(tx, message, contents))),
+        granted < due.length
+          ? unclaim(
+              tx,
+              due.slice(granted).map((m) => m.id),
+            )
+          : undefined,
       ])
-      return { message, content, reservation }
+      const claimed = messages.map((message, i) => ({
+        message,
+        content: rendered[i] as Content,
+        reservation: { usageDay: message.usage_day, quotaWindow: message.quota_window },
+      }))
+      return { kind: 'claimed' as const, claimed }
     })
   } catch (error) {
-    // Rolled back, or committed with the answer lost: either way not sent by this lane.
-    if (held !== undefined) claimant.messages.letGo(held)
+    // Rolled back, or committed with the answer lost: either way not sent by this process.
+    for (const id of held) claimant.messages.letGo(id)
     if (error instanceof LimitReached) return { kind: 'blocked', waitMs: error.waitMs }
     if (error instanceof NothingDue) return { kind: 'idle' }
     throw error
   }
+}
+
+/**
+ * Sends a claimed message through the one delivery path, to the recipients still to be tried
+ * (everyone at first, the deferred ones later, under the same Message-ID); afterwards it is
+ * sent, failed for good, or queued again.
+ */
+export async function sendQueued(
+  context: SendContext,
+  connection: QueueConnection,
+  claimant: Claimant,
+  claimed: ClaimedQueued,
+  policy: RetryPolicy,
+): Promise<QueuedSendOutcome> {
   try {
     // Logged under the id of the request that queued it.
     return await withRequestId(claimed.message.request_id, () =>

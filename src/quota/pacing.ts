@@ -1,8 +1,3 @@
-import type { SendingConnection } from '../db/connections.ts'
-import type { Db } from '../db/sql.ts'
-import { takePacingToken } from '../db/usage.ts'
-import { LimitReached, wholeSeconds } from './limit-reached.ts'
-
 /** A bucket never holds fewer than this many tokens (unless the rate is lower): a small burst goes at once. */
 const MIN_BURST = 10
 
@@ -12,25 +7,4 @@ const MIN_BURST = 10
  */
 export function bucketCapacity(rate: number): number {
   return Math.min(rate, Math.max(MIN_BURST, Math.ceil(rate / 60)))
-}
-
-/**
- * Takes one token from the connection's bucket, refilled at `rate` tokens a minute, or throws
- * 429 RATE_LIMITED with the time until a token is due.
- */
-export async function takeToken(tx: Db, connection: SendingConnection): Promise<void> {
-  const token = await takePacingToken(
-    tx,
-    connection.id,
-    bucketCapacity(connection.rate),
-    connection.rate / 60,
-  )
-  if (token.taken) return
-  const retryAfter = wholeSeconds(token.waitMs)
-  throw new LimitReached(
-    token.waitMs,
-    'RATE_LIMITED',
-    `The connection for ${connection.from_address} sends at most ${connection.rate} emails a minute; retry in ${retryAfter} s`,
-    { retryAfter },
-  )
 }
