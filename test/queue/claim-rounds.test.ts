@@ -1,0 +1,186 @@
+/**
+ * The queue claims several messages in one transaction (src/queue/claim-rounds.ts and
+ * claimQueued): as many as are due and every limit allows, the units of all of them taken in
+ * one statement (mailroom_take_units). What the limits leave over stays queued as if never
+ * claimed, and the refusal says which limit, as one message at a time did.
+ */
+import { describe, expect, it } from 'vitest'
+import { queueConnection } from '../../src/db/connections.ts'
+import { BatchContents } from '../../src/queue/batch-contents.ts'
+import { ClaimRounds, type LaneTurn } from '../../src/queue/claim-rounds.ts'
+import { Claimant } from '../../src/queue/liveness.ts'
+import { claimQueued, type QueuedClaim } from '../../src/queue/send-queued.ts'
+import { useTestApp } from '../support/app.ts'
+import { email, enqueued } from '../support/queue.ts'
+import { dailyUsed, quotaUsed, type Sender, setDailyUsed, startSender } from '../support/sending.ts'
+
+const app = useTestApp()
+
+/** One claim of up to `wanted` of the sender's due messages, as a queue run makes it. */
+async function claim(s: Sender, wanted: number, claimant = new Claimant()) {
+  const connection = await queueConnection(app.services.sql, s.connectionId)
+  if (!connection) throw new Error('no connection')
+  const claimed = await claimQueued(app.services, connection, claimant, wanted, new BatchContents())
+  return { claimed, claimant }
+}
+
+async function queue(s: Sender, n: number): Promise<number[]> {
+  const ids: number[] = []
+  for (let i = 0; i < n; i++) ids.push(await enqueued(app, s.key, email({ to: `r${i}@example.com` })))
+  return ids
+}
+
+async function records(s: Sender) {
+  return app.services.sql<{ id: number; status: string; attempts: number; claimed_by: string | null }[]>`
+    select id, status, attempts, claimed_by from outbox where connection_id = ${s.connectionId} order by id`
+}
+
+function claimedIds(claim: QueuedClaim): number[] {
+  return claim.kind === 'claimed' ? claim.claimed.map((c) => c.message.id) : []
+}
+
+describe('a claim takes several messages at once, within every limit', () => {
+  it('takes every due message it asks for, oldest first, each held by the claimant and counted once', async () => {
+    const s = await startSender(app, 'round', { plan: 'pro', quota: { quota: 100, per: 'day' } })
+    const ids = await queue(s, 5)
+    const { claimed, claimant } = await claim(s, 4)
+    expect(claimedIds(claimed)).toEqual(ids.slice(0, 4))
+    expect(claimant.messages.list().sort()).toEqual(ids.slice(0, 4).sort())
+    expect(await quotaUsed(app, s.connectionId)).toBe(4)
+    const rows = await records(s)
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual([...Array(4).fill(['sending', 1]), ['queued', 0]])
+    expect(rows[0]?.claimed_by).toBe(claimant.id)
+    // The day and window its units were taken in, for a give-back should nothing be sent.
+    const [where] = await app.services.sql<{ quota_window: Date; usage_day: string | null }[]>`
+      select quota_window, usage_day from outbox where id = ${ids[0] as number}`
+    expect(where?.usage_day).toBeNull()
+    expect(where?.quota_window?.getTime()).toBe(new Date(new Date().toISOString().slice(0, 10)).getTime())
+  })
+
+  it('asking for more than is due takes what is due, and no more units than messages', async () => {
+    const s = await startSender(app, 'fewer', { plan: 'pro', quota: { quota: 100, per: 'day' } })
+    const ids = await queue(s, 2)
+    const { claimed } = await claim(s, 16)
+    expect(claimedIds(claimed)).toEqual(ids)
+    expect(await quotaUsed(app, s.connectionId)).toBe(2)
+    expect(await claim(s, 16).then((c) => c.claimed)).toEqual({ kind: 'idle' })
+    expect(await quotaUsed(app, s.connectionId)).toBe(2)
+  })
+
+  it('a quota with fewer units than wanted: what it allows is claimed, the rest stays queued untouched', async () => {
+    const s = await startSender(app, 'partial-quota', { plan: 'pro', quota: { quota: 3, per: 'day' } })
+    const ids = await queue(s, 5)
+    const { claimed, claimant } = await claim(s, 5)
+    expect(claimedIds(claimed)).toEqual(ids.slice(0, 3))
+    expect(claimant.messages.list()).toHaveLength(3)
+    expect(await quotaUsed(app, s.connectionId)).toBe(3)
+    expect((await records(s)).slice(3).map((r) => [r.status, r.attempts, r.claimed_by])).toEqual([
+      ['queued', 0, null],
+      ['queued', 0, null],
+    ])
+    // Used up: the next claim is refused by the quota, with the wait until its window ends.
+    const refused = await claim(s, 2)
+    expect(refused.claimed).toMatchObject({ kind: 'blocked' })
+    expect(refused.claimant.messages.list()).toEqual([])
+    expect(await quotaUsed(app, s.connectionId)).toBe(3)
+  })
+
+  it("the plan's daily limit with fewer emails left than wanted: the rest waits for tomorrow", async () => {
+    // Queued on Pro, then the account moved to Free (mail queued otherwise: a Free account's forms).
+    const s = await startSender(app, 'partial-daily', { plan: 'pro' })
+    const ids = await queue(s, 4)
+    await app.services.sql`update accounts set plan = 'free' where id = ${s.accountId}`
+    await setDailyUsed(app, s.accountId, 98)
+    const { claimed } = await claim(s, 4)
+    expect(claimedIds(claimed)).toEqual(ids.slice(0, 2))
+    expect(await dailyUsed(app, s.accountId)).toBe(100)
+    const [where] = await app.services.sql<{ usage_day: string }[]>`
+      select usage_day::text from outbox where id = ${ids[0] as number}`
+    expect(where?.usage_day).toBe(new Date().toISOString().slice(0, 10))
+    const refused = await claim(s, 2)
+    if (refused.claimed.kind !== 'blocked') throw new Error(`expected blocked, got ${refused.claimed.kind}`)
+    // Until 00:00 UTC, when the count resets.
+    const midnight = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`).getTime() + 86_400_000
+    expect(refused.claimed.waitMs).toBeGreaterThan(midnight - Date.now() - 5_000)
+    expect(refused.claimed.waitMs).toBeLessThanOrEqual(midnight - Date.now() + 1_000)
+  })
+
+  it('pacing: a bucket of 10 tokens (600 a minute) lets 10 of 12 go now, the rest after a token is due', async () => {
+    const s = await startSender(app, 'partial-rate', { plan: 'pro', rate: 600 })
+    const ids = await queue(s, 12)
+    // A fresh bucket is full: one second of sending, and at least 10 tokens.
+    const { claimed } = await claim(s, 12)
+    expect(claimedIds(claimed)).toEqual(ids.slice(0, 10))
+    const refused = await claim(s, 2)
+    if (refused.claimed.kind === 'blocked') {
+      // One token every 100 ms.
+      expect(refused.claimed.waitMs).toBeGreaterThan(0)
+      expect(refused.claimed.waitMs).toBeLessThanOrEqual(100)
+    } else {
+      // The machine was slow enough for a token to come due: exactly one message may go.
+      expect(claimedIds(refused.claimed)).toEqual([ids[10]])
+    }
+  })
+})
+
+describe('claim rounds: one claim serves every lane waiting for it', () => {
+  /** ClaimRounds over a claim that records what it was asked and answers from `answers`. */
+  function rounds(answers: ((wanted: number) => QueuedClaim | Promise<QueuedClaim>)[]) {
+    const asked: number[] = []
+    const claimRounds = new ClaimRounds(async (wanted) => {
+      asked.push(wanted)
+      const answer = answers.shift()
+      if (!answer) throw new Error('no answer left')
+      return answer(wanted)
+    })
+    return { claimRounds, asked }
+  }
+
+  const messages = (n: number, from = 1): QueuedClaim => ({
+    kind: 'claimed',
+    claimed: Array.from({ length: n }, (_, i) => ({
+      message: { id: from + i } as never,
+      content: { subject: '' },
+      reservation: { usageDay: null, quotaWindow: null },
+    })),
+  })
+  const idOf = (turn: LaneTurn) => (turn.kind === 'message' ? turn.claimed.message.id : turn.kind)
+
+  it('lanes asking together share one claim; a message for each, idle for the ones nothing was due for', async () => {
+    const { claimRounds, asked } = rounds([() => messages(3)])
+    const turns = await Promise.all(Array.from({ length: 5 }, () => claimRounds.next()))
+    expect(asked).toEqual([5])
+    expect(turns.map(idOf)).toEqual([1, 2, 3, 'idle', 'idle'])
+  })
+
+  it('a lane asking while a claim is under way waits for the next, which serves every lane then waiting', async () => {
+    let release: (claim: QueuedClaim) => void = () => {}
+    const { claimRounds, asked } = rounds([
+      () => new Promise<QueuedClaim>((resolve) => (release = resolve)),
+      () => messages(2, 10),
+    ])
+    const first = claimRounds.next()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const later = [claimRounds.next(), claimRounds.next()]
+    release(messages(1))
+    expect(idOf(await first)).toBe(1)
+    expect((await Promise.all(later)).map(idOf)).toEqual([10, 11])
+    expect(asked).toEqual([1, 2])
+  })
+
+  it('a limit that holds the connection back is every waiting lane’s answer; a failure is every one’s error', async () => {
+    const { claimRounds } = rounds([
+      () => ({ kind: 'blocked', waitMs: 1234 }),
+      () => {
+        throw new Error('database gone')
+      },
+    ])
+    const blocked = await Promise.all([claimRounds.next(), claimRounds.next()])
+    expect(blocked).toEqual([
+      { kind: 'blocked', waitMs: 1234 },
+      { kind: 'blocked', waitMs: 1234 },
+    ])
+    const failed = await Promise.allSettled([claimRounds.next(), claimRounds.next()])
+    expect(failed.map((f) => f.status)).toEqual(['rejected', 'rejected'])
+  })
+})
