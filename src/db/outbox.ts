@@ -141,43 +141,71 @@ export type Settlement =
 
 export type RetryCounter = 'failures' | 'deferrals'
 
+/** An attempt to settle: its record, its line in the history, every recipient's outcome so far, and what becomes of the record. */
+export interface AttemptSettlement {
+  id: number
+  line: AttemptLine
+  recipients: RecipientOutcome[]
+  settlement: Settlement
+}
+
 /**
- * Settles an attempt in one statement: the record's new state with every recipient's outcome so
- * far, the attempt's line in its history, and (when the server took the message) the end of the
- * connection's failure streak. A first delivery stamps `sent_at`, even when some recipients are
- * still to be tried.
+ * Settles attempts of one connection in one statement: each record's new state with every
+ * recipient's outcome so far, the attempt's line in its history, their webhook events (a batch's
+ * end among them), and (when a server took a message) the end of the connection's failure
+ * streak. A first delivery stamps `sent_at`, even when some recipients are still to be tried.
  */
-export async function settleAttempt(
+export async function settleAttempts(
   db: Db,
-  id: number,
   connectionId: number,
-  line: AttemptLine,
-  recipients: RecipientOutcome[],
-  settlement: Settlement,
+  attempts: AttemptSettlement[],
 ): Promise<void> {
-  const delivered = line.kind === 'delivered' || line.recipients.some((r) => r.status === 'accepted')
-  const state =
-    settlement.status === 'queued'
-      ? db`
-        ${backToQueue(db, settlement.error)},
-        next_attempt_at = mailroom_now() + ${settlement.delayMs} * interval '1 millisecond'`
-      : db`
-        status = ${settlement.status}, error = ${settlement.error}, next_attempt_at = null, lease_expires_at = null,
-        idempotency_key_sha256 = ${settlement.releaseKey ? null : db`idempotency_key_sha256`}`
+  const rows = attempts.map(({ id, line, recipients, settlement }) => ({
+    settle_id: id,
+    settle_status: settlement.status,
+    settle_error: settlement.error,
+    settle_delay_ms: settlement.status === 'queued' ? settlement.delayMs : null,
+    settle_release_key: settlement.status !== 'queued' && settlement.releaseKey === true,
+    settle_failures: settlement.counter === 'failures' ? 1 : 0,
+    settle_deferrals: settlement.counter === 'deferrals' ? 1 : 0,
+    settle_delivered: line.kind === 'delivered' || line.recipients.some((r) => r.status === 'accepted'),
+    settle_recipients: jsonOf(recipients),
+    settle_attempt: line.attempt,
+    settle_kind: line.kind,
+    settle_reply: line.reply,
+    settle_line: jsonOf(line.recipients),
+  }))
+  const delivered = rows.some((r) => r.settle_delivered)
   await db`
-    with record as (
-      update outbox set ${state}, recipients = ${db.json(jsonOf(recipients))}, claimed_by = null,
-        failures = failures + ${settlement.counter === 'failures' ? 1 : 0},
-        deferrals = deferrals + ${settlement.counter === 'deferrals' ? 1 : 0},
-        sent_at = ${delivered ? db`coalesce(sent_at, now())` : db`sent_at`}, updated_at = now()
-      where id = ${id}
+    with settlement as (
+      select * from jsonb_to_recordset(${db.json(rows)}) as s(settle_id int, settle_status text, settle_error text,
+        settle_delay_ms float8, settle_release_key bool, settle_failures int, settle_deferrals int,
+        settle_delivered bool, settle_recipients jsonb, settle_attempt int, settle_kind text, settle_reply text,
+        settle_line jsonb)
+    ), record as (
+      update outbox set
+        status = case when settle_status <> 'queued' then settle_status
+                      when connection_id is null then 'failed' else 'queued' end,
+        error = case when settle_status = 'queued' and connection_id is null then ${CONNECTION_DELETED}
+                     else settle_error end,
+        next_attempt_at = case when settle_status = 'queued'
+                               then mailroom_now() + settle_delay_ms * interval '1 millisecond' end,
+        lease_expires_at = case when settle_status = 'queued' then lease_expires_at end,
+        idempotency_key_sha256 = case when settle_release_key then null else idempotency_key_sha256 end,
+        recipients = settle_recipients, claimed_by = null,
+        failures = failures + settle_failures, deferrals = deferrals + settle_deferrals,
+        sent_at = case when settle_delivered then coalesce(sent_at, now()) else sent_at end, updated_at = now()
+      from settlement where id = settle_id
       returning ${EVENT_COLUMNS(db)}
     ), history as (
       insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
-      values (${id}, ${line.attempt}, ${line.kind}, ${line.reply}, ${db.json(jsonOf(line.recipients))})
+      select settle_id, settle_attempt, settle_kind, settle_reply, settle_line from settlement
     ), ${delivered ? db`cleared as (${clearFailures(db, connectionId)}),` : db``}
-    settled_batches as (select r.* from record r where r.batch_id is not null and r.status in ('sent', 'failed')),
-    ${recordedEvents(db, db`${emailEvents(db)} union all ${batchEndEvent(db, true)}`)}
+    settled_batches as (
+      select batch_id, array_agg(id) as ids, array_agg(status) as statuses from record
+      where batch_id is not null and status in ('sent', 'failed') group by batch_id
+    ),
+    ${recordedEvents(db, db`${emailEvents(db)} union all ${batchEndEvent(db)}`)}
     select ${eventsRecorded(db)}`
 }
 
@@ -428,8 +456,8 @@ export async function failQueuedOfConnection(tx: Db, connectionId: number): Prom
   if (batches.length === 0) return
   await tx`
     with settled_batches as (
-      select unnest(${batches.map((b) => b.batch_id)}::int[]) as batch_id, null::int as id, null::text as status
-    ), ${recordedEvents(tx, batchEndEvent(tx, false))}
+      select unnest(${batches.map((b) => b.batch_id)}::int[]) as batch_id, null::int[] as ids, null::text[] as statuses
+    ), ${recordedEvents(tx, batchEndEvent(tx))}
     select ${eventsRecorded(tx)}`
 }
 

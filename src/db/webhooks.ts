@@ -209,14 +209,15 @@ export function emailEventType(db: Db): Fragment {
 }
 
 /**
- * The batch.completed or batch.failed event of the batch of a record just settled (alias `r`),
- * when it was the batch's last one (see mailroom_batch_end_event).
+ * The batch.completed or batch.failed events of the batches whose records the statement just
+ * settled, for those that were their batch's last (see mailroom_batch_end_event). The statement
+ * names them in `settled_batches`: batch_id, and the ids and new statuses of its records settled
+ * here (null arrays when it settled none).
  */
-export function batchEndEvent(db: Db, settled: boolean): Fragment {
+export function batchEndEvent(db: Db): Fragment {
   return db`
     select f.account_id, f.type, f.data
-    from settled_batches r,
-      lateral mailroom_batch_end_event(r.batch_id, ${settled ? db`r.id` : db`null::int`}, r.status) f`
+    from settled_batches r, lateral mailroom_batch_end_event(r.batch_id, r.ids, r.statuses) f`
 }
 
 // ---------------------------------------------------------------- Deliveries

@@ -4,10 +4,9 @@ import { scheduleQueueRun } from '../db/jobs.ts'
 import { queueState } from '../db/outbox.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { BatchContents } from './batch-contents.ts'
-import { ClaimRounds } from './claim-rounds.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
-import { claimQueued, sendQueued } from './send-queued.ts'
+import { laneRounds, sendQueued } from './send-queued.ts'
 
 export interface DrainOptions {
   /** Messages of one connection in flight at once. */
@@ -39,15 +38,20 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const halt = new AbortController()
   const contents = new BatchContents()
   const stop = AbortSignal.any([options.stopping, halt.signal])
-  const rounds = new ClaimRounds((wanted) =>
-    claimQueued(context, connection, options.claimant, wanted, contents),
-  )
+  const rounds = laneRounds(context, connection, options.claimant, contents)
   const lane = async () => {
     while (!stop.aborted) {
       const turn = await rounds.next()
       const outcome =
         turn.kind === 'message'
-          ? await sendQueued(context, connection, options.claimant, turn.claimed, options.policy)
+          ? await sendQueued(
+              context,
+              connection,
+              options.claimant,
+              turn.claimed,
+              options.policy,
+              rounds.settle,
+            )
           : turn
       if (outcome.kind === 'idle') return
       if (outcome.kind === 'blocked') {

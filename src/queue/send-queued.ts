@@ -3,7 +3,14 @@ import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { isDriverConnectionFault } from '../db/driver-faults.ts'
-import { type ClaimedMessage, claimDue, type Settlement, settleAttempt, unclaim } from '../db/outbox.ts'
+import {
+  type AttemptSettlement,
+  type ClaimedMessage,
+  claimDue,
+  type Settlement,
+  settleAttempts,
+  unclaim,
+} from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
@@ -14,6 +21,7 @@ import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/o
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
+import { Rounds } from './rounds.ts'
 
 export type QueuedSendOutcome =
   /** Nothing due (or the connection is disabled or paused). */
@@ -36,6 +44,38 @@ export interface ClaimedQueued {
 export type QueuedClaim =
   | Exclude<QueuedSendOutcome, { kind: 'handled' }>
   | { kind: 'claimed'; claimed: ClaimedQueued[] }
+
+/** What a lane gets: one message of its own, or why there is none. */
+export type LaneTurn = Exclude<QueuedClaim, { kind: 'claimed' }> | { kind: 'message'; claimed: ClaimedQueued }
+
+/** Records the outcome of an attempt on the common path (see sendClaimed). */
+export type Settle = (attempt: AttemptSettlement) => Promise<void>
+
+/**
+ * The claims and settlements of one queue run's lanes, in rounds (src/queue/rounds.ts): one
+ * claim for every lane waiting for a message (none claimed for a lane not waiting, so that a run
+ * that stops leaves none claimed and unsent), and one statement for the outcomes ready together.
+ */
+export function laneRounds(
+  context: SendContext,
+  connection: QueueConnection,
+  claimant: Claimant,
+  contents: BatchContents,
+): { next(): Promise<LaneTurn>; settle: Settle } {
+  const claims = new Rounds<void, LaneTurn>(async (lanes) => {
+    const claim = await claimQueued(context, connection, claimant, lanes.length, contents)
+    return lanes.map((_, i): LaneTurn => {
+      if (claim.kind !== 'claimed') return claim
+      const claimed = claim.claimed[i]
+      return claimed ? { kind: 'message', claimed } : { kind: 'idle' }
+    })
+  })
+  const settlements = new Rounds<AttemptSettlement, void>(async (attempts) => {
+    await throughConnectionLoss(() => settleAttempts(context.sql, connection.id, attempts))
+    return []
+  })
+  return { next: () => claims.do(undefined), settle: (attempt) => settlements.do(attempt) }
+}
 
 class NothingDue extends Error {}
 
@@ -104,11 +144,12 @@ export async function sendQueued(
   claimant: Claimant,
   claimed: ClaimedQueued,
   policy: RetryPolicy,
+  settle: Settle,
 ): Promise<QueuedSendOutcome> {
   try {
     // Logged under the id of the request that queued it.
     return await withRequestId(claimed.message.request_id, () =>
-      sendClaimed(context, connection, claimed.message, claimed.content, claimed.reservation, policy),
+      sendClaimed(context, connection, claimed, policy, settle),
     )
   } finally {
     claimant.messages.letGo(claimed.message.id)
@@ -134,10 +175,9 @@ async function contentOf(db: Db, message: ClaimedMessage, contents: BatchContent
 async function sendClaimed(
   context: SendContext,
   connection: QueueConnection,
-  message: ClaimedMessage,
-  content: Content,
-  reservation: Reservation,
+  { message, content, reservation }: ClaimedQueued,
   policy: RetryPolicy,
+  settle: Settle,
 ): Promise<QueuedSendOutcome> {
   const envelope = envelopeOf({
     to: message.to_addresses,
@@ -166,25 +206,23 @@ async function sendClaimed(
   const recipients = afterAttempt(envelope, message.recipients, outcome.recipients)
   const settlement = settlementOf(message, outcome, recipients, policy)
   // A message counts once: its units are spent by the attempt that first delivers it, and given
-  // back by every other. Given back if and only if the attempt is recorded: one transaction
-  // (one statement alone, on the common path of a message delivered at once).
+  // back by every other. Given back if and only if the attempt is recorded: one transaction (the
+  // settlement alone, with others of the run, on the common path of a message delivered at once).
   const spent = delivered(outcome) && !message.recipients?.some((r) => r.status === 'accepted')
   const holds = settlement.status === 'queued' && outcome.pushback !== undefined
-  const settle = (db: Db) => [
-    settleAttempt(
-      db,
-      message.id,
-      connection.id,
-      attemptLine(message.attempts, outcome),
-      recipients,
-      settlement,
-    ),
-    ...(holds ? [holdQueue(db, connection.id, settlement.delayMs)] : []),
-    ...(spent ? [] : [release(db, connection.account_id, connection.id, reservation)]),
-  ]
-  await throughConnectionLoss(() =>
-    spent && !holds ? Promise.all(settle(context.sql)) : context.sql.begin((tx) => Promise.all(settle(tx))),
-  )
+  const attempt = { id: message.id, line: attemptLine(message.attempts, outcome), recipients, settlement }
+  if (spent && !holds) await settle(attempt)
+  else {
+    await throughConnectionLoss(() =>
+      context.sql.begin((tx) =>
+        Promise.all([
+          settleAttempts(tx, connection.id, [attempt]),
+          holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
+          spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
+        ]),
+      ),
+    )
+  }
   context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
   const earlier = message.attempts - 1
   if (settlement.status === 'sent' && earlier > 0) {

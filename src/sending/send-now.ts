@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { selectConnection } from '../connections/selection.ts'
-import { recordAttempt, recordReservation, settleAttempt } from '../db/outbox.ts'
+import { recordAttempt, recordReservation, settleAttempts } from '../db/outbox.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
@@ -104,7 +104,10 @@ export async function sendNow(
     // Sent to the ones the server took. A record with a recipient refused is not `sent`: that
     // status means every recipient got the message.
     const status = error === null ? 'sent' : 'failed'
-    await settleAttempt(sql, attempt.id, connection.id, line, outcome.recipients, { status, error })
+    const settlement = { status, error } as const
+    await settleAttempts(sql, connection.id, [
+      { id: attempt.id, line, recipients: outcome.recipients, settlement },
+    ])
     context.metrics.email(status, connection.id)
     return sentResult(attempt.id, connection.from_address, message.messageId, outcome.recipients)
   }
@@ -118,11 +121,14 @@ export async function sendNow(
   // One transaction: the failure is recorded if and only if the units are given back.
   await sql.begin((tx) =>
     Promise.all([
-      settleAttempt(tx, attempt.id, connection.id, line, outcome.recipients, {
-        status: 'failed',
-        error: reason,
-        releaseKey: wait,
-      }),
+      settleAttempts(tx, connection.id, [
+        {
+          id: attempt.id,
+          line,
+          recipients: outcome.recipients,
+          settlement: { status: 'failed', error: reason, releaseKey: wait },
+        },
+      ]),
       release(tx, caller.accountId, connection.id, attempt.reservation),
     ]),
   )

@@ -11,6 +11,7 @@ import { listOutbox } from '../../src/sending/outbox.ts'
 import { outboxRecord } from '../../src/sending/outbox-views.ts'
 import { useTestApp } from '../support/app.ts'
 import { addresses, answerOf, audienceWith, batchOf, decodeMessage, postBatch } from '../support/batches.ts'
+import { waitFor } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
 
 const app = useTestApp()
@@ -58,6 +59,7 @@ describe('finding 1: a large template in a 1000-recipient batch', () => {
 
     // What was sent is rendered from it, and the outbox shows exactly that.
     const sent = await s.sink.waitForMessages(3, 60_000)
+    await sentRecorded(batchId, 3)
     const rendered = html.replace('{{first_name}}', '')
     // The MIME part ends with a line break of its own. Compared as a boolean: a failure would print half a megabyte.
     for (const message of sent)
@@ -125,6 +127,7 @@ describe('finding 2: a batch to a large audience', () => {
 
     // Delivered (five, the hourly quota), each rendered with its member's payload when sent.
     const sent = await s.sink.waitForMessages(5, 60_000)
+    await sentRecorded(batchId, 5)
     const note = 'n'.repeat(NOTE)
     for (const message of sent) {
       const to = message.envelope.to[0] as string
@@ -147,3 +150,12 @@ describe('finding 2: a batch to a large audience', () => {
     expect((await answerOf(await app.requestRoot('/health'))).status).toBe(200)
   })
 })
+
+/** Resolves once `n` of the batch's records are recorded sent (recording follows the server's reply). */
+function sentRecorded(batchId: number, n: number): Promise<true> {
+  return waitFor(`${n} records of batch ${batchId} recorded sent`, async () => {
+    const [row] = await app.services.sql<{ sent: number }[]>`
+      select count(*)::int as sent from outbox where batch_id = ${batchId} and status = 'sent'`
+    return (row?.sent ?? 0) >= n ? true : undefined
+  })
+}

@@ -1,15 +1,15 @@
 /**
- * The queue claims several messages in one transaction (src/queue/claim-rounds.ts and
- * claimQueued): as many as are due and every limit allows, the units of all of them taken in
+ * The queue claims several messages in one transaction (claimQueued, in rounds of the lanes
+ * waiting: src/queue/rounds.ts): as many as are due and every limit allows, the units of all of them taken in
  * one statement (mailroom_take_units). What the limits leave over stays queued as if never
  * claimed, and the refusal says which limit, as one message at a time did.
  */
 import { describe, expect, it } from 'vitest'
 import { queueConnection } from '../../src/db/connections.ts'
 import { BatchContents } from '../../src/queue/batch-contents.ts'
-import { ClaimRounds, type LaneTurn } from '../../src/queue/claim-rounds.ts'
 import { Claimant } from '../../src/queue/liveness.ts'
-import { claimQueued, type QueuedClaim } from '../../src/queue/send-queued.ts'
+import { Rounds } from '../../src/queue/rounds.ts'
+import { claimQueued, laneRounds, type QueuedClaim } from '../../src/queue/send-queued.ts'
 import { useTestApp } from '../support/app.ts'
 import { email, enqueued } from '../support/queue.ts'
 import { dailyUsed, quotaUsed, type Sender, setDailyUsed, startSender } from '../support/sending.ts'
@@ -123,64 +123,68 @@ describe('a claim takes several messages at once, within every limit', () => {
   })
 })
 
-describe('claim rounds: one claim serves every lane waiting for it', () => {
-  /** ClaimRounds over a claim that records what it was asked and answers from `answers`. */
-  function rounds(answers: ((wanted: number) => QueuedClaim | Promise<QueuedClaim>)[]) {
-    const asked: number[] = []
-    const claimRounds = new ClaimRounds(async (wanted) => {
-      asked.push(wanted)
-      const answer = answers.shift()
-      if (!answer) throw new Error('no answer left')
-      return answer(wanted)
+describe('rounds: the lanes waiting together are served by one claim, one settlement', () => {
+  it('lanes asking together share one claim: a message for each, idle for the ones nothing was due for', async () => {
+    const s = await startSender(app, 'lanes', { plan: 'pro' })
+    const ids = await queue(s, 3)
+    const connection = await queueConnection(app.services.sql, s.connectionId)
+    if (!connection) throw new Error('no connection')
+    const rounds = laneRounds(app.services, connection, new Claimant(), new BatchContents())
+    const turns = await Promise.all(Array.from({ length: 5 }, () => rounds.next()))
+    expect(turns.map((t) => (t.kind === 'message' ? t.claimed.message.id : t.kind))).toEqual([
+      ...ids,
+      'idle',
+      'idle',
+    ])
+  })
+
+  it('a limit holding the connection back is the answer of every lane waiting', async () => {
+    const s = await startSender(app, 'lanes-held', { plan: 'pro', quota: { quota: 1, per: 'day' } })
+    await queue(s, 3)
+    const connection = await queueConnection(app.services.sql, s.connectionId)
+    if (!connection) throw new Error('no connection')
+    const rounds = laneRounds(app.services, connection, new Claimant(), new BatchContents())
+    expect((await rounds.next()).kind).toBe('message')
+    const turns = await Promise.all([rounds.next(), rounds.next()])
+    expect(turns.map((t) => t.kind)).toEqual(['blocked', 'blocked'])
+  })
+
+  /** Rounds that record the items of each round and answer each item times ten. */
+  function recorded() {
+    const asked: number[][] = []
+    let hold = Promise.resolve()
+    const rounds = new Rounds<number, number>(async (items) => {
+      asked.push(items)
+      await hold
+      if (items.includes(-1)) throw new Error('database gone')
+      return items.map((x) => x * 10)
     })
-    return { claimRounds, asked }
+    return { rounds, asked, holdNext: (p: Promise<void>) => (hold = p) }
   }
 
-  const messages = (n: number, from = 1): QueuedClaim => ({
-    kind: 'claimed',
-    claimed: Array.from({ length: n }, (_, i) => ({
-      message: { id: from + i } as never,
-      content: { subject: '' },
-      reservation: { usageDay: null, quotaWindow: null },
-    })),
-  })
-  const idOf = (turn: LaneTurn) => (turn.kind === 'message' ? turn.claimed.message.id : turn.kind)
-
-  it('lanes asking together share one claim; a message for each, idle for the ones nothing was due for', async () => {
-    const { claimRounds, asked } = rounds([() => messages(3)])
-    const turns = await Promise.all(Array.from({ length: 5 }, () => claimRounds.next()))
-    expect(asked).toEqual([5])
-    expect(turns.map(idOf)).toEqual([1, 2, 3, 'idle', 'idle'])
+  it('work asked for in the same moment is done in one round, each asker getting its own result', async () => {
+    const { rounds, asked } = recorded()
+    expect(await Promise.all([1, 2, 3].map((x) => rounds.do(x)))).toEqual([10, 20, 30])
+    expect(asked).toEqual([[1, 2, 3]])
   })
 
-  it('a lane asking while a claim is under way waits for the next, which serves every lane then waiting', async () => {
-    let release: (claim: QueuedClaim) => void = () => {}
-    const { claimRounds, asked } = rounds([
-      () => new Promise<QueuedClaim>((resolve) => (release = resolve)),
-      () => messages(2, 10),
-    ])
-    const first = claimRounds.next()
+  it('work asked for while a round is under way waits for the next, which does all of it then waiting', async () => {
+    const { rounds, asked, holdNext } = recorded()
+    let release = () => {}
+    holdNext(new Promise<void>((resolve) => (release = resolve)))
+    const first = rounds.do(1)
     await new Promise((resolve) => setTimeout(resolve, 20))
-    const later = [claimRounds.next(), claimRounds.next()]
-    release(messages(1))
-    expect(idOf(await first)).toBe(1)
-    expect((await Promise.all(later)).map(idOf)).toEqual([10, 11])
-    expect(asked).toEqual([1, 2])
+    const later = [rounds.do(2), rounds.do(3)]
+    release()
+    expect(await first).toBe(10)
+    expect(await Promise.all(later)).toEqual([20, 30])
+    expect(asked).toEqual([[1], [2, 3]])
   })
 
-  it('a limit that holds the connection back is every waiting lane’s answer; a failure is every one’s error', async () => {
-    const { claimRounds } = rounds([
-      () => ({ kind: 'blocked', waitMs: 1234 }),
-      () => {
-        throw new Error('database gone')
-      },
-    ])
-    const blocked = await Promise.all([claimRounds.next(), claimRounds.next()])
-    expect(blocked).toEqual([
-      { kind: 'blocked', waitMs: 1234 },
-      { kind: 'blocked', waitMs: 1234 },
-    ])
-    const failed = await Promise.allSettled([claimRounds.next(), claimRounds.next()])
+  it("a round that fails is every one of its askers' error, and the next round is tried anew", async () => {
+    const { rounds } = recorded()
+    const failed = await Promise.allSettled([rounds.do(1), rounds.do(-1)])
     expect(failed.map((f) => f.status)).toEqual(['rejected', 'rejected'])
+    expect(await rounds.do(4)).toBe(40)
   })
 })
