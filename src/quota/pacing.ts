@@ -1,7 +1,7 @@
 import type { SendingConnection } from '../db/connections.ts'
 import type { Db } from '../db/sql.ts'
 import { takePacingToken } from '../db/usage.ts'
-import { LimitReached, wholeSeconds } from './limit-reached.ts'
+import { paceExceeded } from './refusals.ts'
 
 /** A bucket never holds fewer than this many tokens (unless the rate is lower): a small burst goes at once. */
 const MIN_BURST = 10
@@ -26,11 +26,5 @@ export async function takeToken(tx: Db, connection: SendingConnection): Promise<
     connection.rate / 60,
   )
   if (token.taken) return
-  const retryAfter = wholeSeconds(token.waitMs)
-  throw new LimitReached(
-    token.waitMs,
-    'RATE_LIMITED',
-    `The connection for ${connection.from_address} sends at most ${connection.rate} emails a minute; retry in ${retryAfter} s`,
-    { retryAfter },
-  )
+  throw paceExceeded(connection, token.waitMs)
 }

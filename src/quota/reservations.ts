@@ -2,9 +2,9 @@ import type { SendingConnection } from '../db/connections.ts'
 import type { Reservation } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { giveBack, takeDailyUnit, takeQuotaUnit } from '../db/usage.ts'
-import { liftedBy, PLAN_LIMITS, type Plan } from '../plans.ts'
-import { LimitReached } from './limit-reached.ts'
+import { PLAN_LIMITS, type Plan } from '../plans.ts'
 import { takeToken } from './pacing.ts'
+import { dailyLimitReached, quotaExceeded } from './refusals.ts'
 
 export type { Reservation }
 
@@ -41,12 +41,7 @@ async function reserveDailyLimit(tx: Db, plan: Plan, accountId: number): Promise
   if (!Number.isFinite(limit)) return null
   const unit = await takeDailyUnit(tx, accountId, limit)
   if (unit.taken) return unit.where
-  throw new LimitReached(
-    unit.waitMs,
-    'DAILY_LIMIT_REACHED',
-    `The ${plan} plan sends at most ${limit} emails a day; the count resets at 00:00 UTC, and ${liftedBy(accountId)}`,
-    { limit, used: unit.used, upgradeRequired: true },
-  )
+  throw dailyLimitReached(plan, accountId, limit, unit.used, unit.waitMs)
 }
 
 async function reserveQuota(tx: Db, connection: SendingConnection): Promise<Date | null> {
@@ -54,10 +49,5 @@ async function reserveQuota(tx: Db, connection: SendingConnection): Promise<Date
   if (quota === null || period === null) return null
   const unit = await takeQuotaUnit(tx, connection.id, quota, period)
   if (unit.taken) return unit.where
-  throw new LimitReached(
-    unit.waitMs,
-    'QUOTA_EXCEEDED',
-    `The connection for ${connection.from_address} has used its quota of ${quota} emails per ${period}`,
-    { limit: quota, used: unit.used, resetsAt: unit.resetsAt.toISOString() },
-  )
+  throw quotaExceeded(connection.from_address, quota, period, unit.used, unit.resetsAt, unit.waitMs)
 }
