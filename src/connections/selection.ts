@@ -1,9 +1,4 @@
-import {
-  connectionByAddress,
-  connectionById,
-  defaultConnection,
-  type SendingConnection,
-} from '../db/connections.ts'
+import { type ConnectionRef, connectionNamed, type SendingConnection } from '../db/connections.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
@@ -14,36 +9,52 @@ import type { Caller } from '../keys/caller.ts'
  */
 export type SendMode = 'now' | 'queued'
 
+type Chooser = Pick<Caller, 'accountId' | 'connectionId'>
+
 /**
  * Chooses the connection a send goes through, with the rulings' order and errors: a key scoped
  * to a connection wins; otherwise `from` (case-insensitive); otherwise the default connection.
  */
 export async function selectConnection(
   db: Db,
-  caller: Pick<Caller, 'accountId' | 'connectionId'>,
+  caller: Chooser,
   from: string | undefined,
   mode: SendMode,
 ): Promise<SendingConnection> {
+  return chosenConnection(caller, from, await connectionNamed(db, connectionRef(caller, from)), mode)
+}
+
+/** The connection the rulings' order looks at: the key's scope, else `from`, else the default. */
+export function connectionRef(caller: Chooser, from: string | undefined): ConnectionRef {
+  if (caller.connectionId !== null) return { id: caller.connectionId }
+  if (from !== undefined) return { accountId: caller.accountId, address: from }
+  return { accountId: caller.accountId }
+}
+
+/** `found`, the connection `connectionRef` named (if it exists), or the rulings' refusal. */
+export function chosenConnection(
+  caller: Chooser,
+  from: string | undefined,
+  found: SendingConnection | undefined,
+  mode: SendMode,
+): SendingConnection {
   if (caller.connectionId !== null) {
-    const scoped = await connectionById(db, caller.connectionId)
     // Authentication already refused keys whose connection is gone; a race with a delete lands here.
-    if (!scoped) throw notFound('The connection this API key is scoped to no longer exists')
-    if (from !== undefined && from.toLowerCase() !== scoped.from_address.toLowerCase()) {
+    if (!found) throw notFound('The connection this API key is scoped to no longer exists')
+    if (from !== undefined && from.toLowerCase() !== found.from_address.toLowerCase()) {
       throw new AppError(
         'CONNECTION_SCOPE_MISMATCH',
-        `This API key may only send from ${scoped.from_address}, not ${from}`,
+        `This API key may only send from ${found.from_address}, not ${from}`,
       )
     }
-    return usable(scoped, from !== undefined, mode)
+    return usable(found, from !== undefined, mode)
   }
   if (from !== undefined) {
-    const named = await connectionByAddress(db, caller.accountId, from)
-    if (!named) throw notFound(`${from} is not the address of one of this account's connections`)
-    return usable(named, true, mode)
+    if (!found) throw notFound(`${from} is not the address of one of this account's connections`)
+    return usable(found, true, mode)
   }
-  const fallback = await defaultConnection(db, caller.accountId)
-  if (!fallback) throw new AppError('NO_CONNECTION', 'This account has no connection to send through')
-  return usable(fallback, false, mode)
+  if (!found) throw new AppError('NO_CONNECTION', 'This account has no connection to send through')
+  return usable(found, false, mode)
 }
 
 function usable(connection: SendingConnection, namedByFrom: boolean, mode: SendMode): SendingConnection {

@@ -195,25 +195,25 @@ export async function ownsConnection(db: Db, accountId: number, connectionId: nu
   return own !== undefined
 }
 
-export async function connectionById(db: Db, id: number): Promise<SendingConnection | undefined> {
-  const [row] = await db<SendingConnection[]>`select ${SENDING_COLUMNS(db)} from connections where id = ${id}`
-  return row
+/**
+ * Which connection a send names (the rules that pick it are connections/selection.ts'): the one a
+ * key is scoped to, the account's one with an address (case-insensitive), or its default.
+ */
+export type ConnectionRef = { id: number } | { accountId: number; address: string } | { accountId: number }
+
+/** The connection `ref` names, as a query to run or to nest in another. */
+export function namedConnection(db: Db, ref: ConnectionRef): Fragment {
+  const which =
+    'id' in ref
+      ? db`id = ${ref.id}`
+      : 'address' in ref
+        ? db`account_id = ${ref.accountId} and lower(from_address) = lower(${ref.address})`
+        : db`account_id = ${ref.accountId} and is_default`
+  return db`select ${SENDING_COLUMNS(db)} from connections where ${which}`
 }
 
-export async function connectionByAddress(
-  db: Db,
-  accountId: number,
-  from: string,
-): Promise<SendingConnection | undefined> {
-  const [row] = await db<SendingConnection[]>`
-    select ${SENDING_COLUMNS(db)} from connections
-    where account_id = ${accountId} and lower(from_address) = lower(${from})`
-  return row
-}
-
-export async function defaultConnection(db: Db, accountId: number): Promise<SendingConnection | undefined> {
-  const [row] = await db<SendingConnection[]>`
-    select ${SENDING_COLUMNS(db)} from connections where account_id = ${accountId} and is_default`
+export async function connectionNamed(db: Db, ref: ConnectionRef): Promise<SendingConnection | undefined> {
+  const [row] = await db<SendingConnection[]>`${namedConnection(db, ref)}`
   return row
 }
 

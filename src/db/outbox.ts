@@ -56,7 +56,7 @@ export type StoredRecord<T extends { subject: string }> = Omit<T, 'subject'> & {
 }
 
 /** An attempt in flight longer than this is taken for dead (well beyond every SMTP timeout). */
-const ATTEMPT_LEASE_SECONDS = 300
+export const ATTEMPT_LEASE_SECONDS = 300
 
 const COLUMNS = (db: Db) => db`
   id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
@@ -87,27 +87,6 @@ export interface Reservation {
 export interface MessageBodies {
   text_body?: string | undefined
   html_body?: string | undefined
-}
-
-/**
- * Records an attempt about to reach SMTP (POST /send). Returns undefined when another request
- * already holds the same idempotency key (the caller then replays that one instead).
- */
-export async function recordAttempt(
-  tx: Db,
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null },
-): Promise<number | undefined> {
-  const [row] = await tx<{ id: number }[]>`
-    insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
-                        bcc_addresses, subject, text_body, html_body, message_id, idempotency_key_sha256,
-                        lease_expires_at, attempts, sent_now)
-    values (${attempt.accountId}, ${attempt.connectionId}, 'sending', ${attempt.from}, ${attempt.to},
-            ${attempt.cc}, ${attempt.bcc}, ${attempt.subject}, ${attempt.text_body ?? null},
-            ${attempt.html_body ?? null}, ${attempt.messageId}, ${attempt.idempotencyKey},
-            now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS}), 1, true)
-    on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
-    returning id`
-  return row?.id
 }
 
 /** Notes where the attempt's units were taken, for a give-back. */
@@ -227,14 +206,21 @@ function jsonOf(recipients: RecipientOutcome[]) {
 export type AttemptRecord = OutboxRecord & { in_flight: boolean }
 
 /** The attempt an idempotency key points at, and whether its lease ran out while in flight. */
+export type KeyedAttempt = AttemptRecord & { lease_over: boolean }
+
+/** The attempt `key` points at (a KeyedAttempt), as a query to run or to nest in another. */
+export function attemptOfKey(db: Db, accountId: number, key: Buffer): Fragment {
+  return db`
+    select ${COLUMNS(db)}, status = 'sending' as in_flight, lease_expires_at <= now() as lease_over
+    from outbox where account_id = ${accountId} and idempotency_key_sha256 = ${key}`
+}
+
 export async function attemptByKey(
   db: Db,
   accountId: number,
   key: Buffer,
-): Promise<(AttemptRecord & { lease_over: boolean }) | undefined> {
-  const [row] = await db<(AttemptRecord & { lease_over: boolean })[]>`
-    select ${COLUMNS(db)}, status = 'sending' as in_flight, lease_expires_at <= now() as lease_over
-    from outbox where account_id = ${accountId} and idempotency_key_sha256 = ${key}`
+): Promise<KeyedAttempt | undefined> {
+  const [row] = await db<KeyedAttempt[]>`${attemptOfKey(db, accountId, key)}`
   return row
 }
 

@@ -21,17 +21,18 @@ export interface UnitsWhere {
   quotaWindow: Date | null
 }
 
-export type Units =
-  | ({ granted: number } & UnitsWhere)
-  | {
-      granted: 0
-      /** The first limit that allows none, in the rulings' order. */
-      refused: 'daily' | 'quota' | 'rate'
-      used: number
-      waitMs: number
-      /** The end of the quota's window (a quota refusal). */
-      resetsAt: Date | null
-    }
+/** A limit that allows no message now: the first in the rulings' order. */
+export interface LimitRefusal {
+  refused: 'daily' | 'quota' | 'pacing'
+  /** The limit's count (daily and quota). */
+  used: number
+  /** Until it allows one again. */
+  waitMs: number
+  /** The end of the quota's window (a quota refusal). */
+  resetsAt: Date | null
+}
+
+export type Units = ({ granted: number } & UnitsWhere) | ({ granted: 0 } & LimitRefusal)
 
 /**
  * Takes up to `wanted` units of every limit at once, under the counters' row locks, in one
@@ -44,7 +45,7 @@ export async function takeUnits(db: Db, limits: Limits, wanted: number): Promise
       granted: number
       usage_day: string | null
       quota_window: Date | null
-      refused: 'daily' | 'quota' | 'rate' | null
+      refused: LimitRefusal['refused'] | null
       used: number
       wait_ms: number
       resets_at: Date | null

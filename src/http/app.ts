@@ -1,11 +1,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
-import { bodyLimit } from 'hono/body-limit'
 import { ping } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import type { Services } from '../services.ts'
 import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
 import { registerBatches } from './batches/index.ts'
+import { limitBodySize } from './body-limit.ts'
 import { registerEmail } from './email/index.ts'
 import type { Api, AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
@@ -32,18 +31,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerReference(app)
 
   const api: Api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  api.use(
-    requireApiKey,
-    bodyLimit({
-      maxSize: services.config.bodyLimitBytes,
-      onError: () => {
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `The request body is larger than ${services.config.bodyLimitBytes} bytes`,
-        )
-      },
-    }),
-  )
+  api.use(requireApiKey, limitBodySize(services.config.bodyLimitBytes))
   registerEmail(api)
   registerTemplates(api)
   registerAudiences(api)

@@ -23,7 +23,9 @@ export function observe(services: Services) {
     c.set('services', services)
     await withRequestId(requestId, async () => {
       await next()
-      c.header('X-Request-Id', requestId)
+      // On the response's own headers: c.header() would copy a finished response into a new
+      // one, which @hono/node-server then writes out through a stream.
+      c.res.headers.set('X-Request-Id', requestId)
       const seconds = (performance.now() - started) / 1000
       const route = routeOf(c)
       const { status } = c.res

@@ -2,29 +2,16 @@ import type { SendingConnection } from '../db/connections.ts'
 import type { Reservation } from '../db/outbox.ts'
 import type { Db } from '../db/sql.ts'
 import { giveBack, type Limits, takeUnits } from '../db/usage.ts'
-import { liftedBy, PLAN_LIMITS, type Plan } from '../plans.ts'
-import { LimitReached, wholeSeconds } from './limit-reached.ts'
+import { PLAN_LIMITS, type Plan } from '../plans.ts'
 import { bucketCapacity } from './pacing.ts'
+import { limitReached } from './refusals.ts'
 
 export type { Reservation }
 
 /**
- * Reserves one message's worth of the plan's daily limit, the connection's quota and a pacing
- * token, in the rulings' order, inside the caller's transaction: the first limit that refuses
- * throws, and nothing is taken.
- */
-export async function reserve(
-  tx: Db,
-  plan: Plan,
-  accountId: number,
-  connection: SendingConnection,
-): Promise<Reservation> {
-  return (await reserveUpTo(tx, plan, accountId, connection, 1)).reservation
-}
-
-/**
  * Reserves units for up to `wanted` messages at once (the queue claims several): as many as
- * every limit allows, at least one, or throws as `reserve` does.
+ * every limit allows, at least one, inside the caller's transaction; otherwise throws the
+ * refusal of the first limit that allows none, in the rulings' order, having taken nothing.
  */
 export async function reserveUpTo(
   tx: Db,
@@ -33,38 +20,9 @@ export async function reserveUpTo(
   connection: SendingConnection,
   wanted: number,
 ): Promise<{ granted: number; reservation: Reservation }> {
-  const units = await takeUnits(tx, limitsOf(plan, accountId, connection), wanted)
-  if (!('refused' in units)) {
-    return {
-      granted: units.granted,
-      reservation: { usageDay: units.usageDay, quotaWindow: units.quotaWindow },
-    }
-  }
-  if (units.refused === 'daily') {
-    const limit = PLAN_LIMITS[plan].dailyEmails
-    throw new LimitReached(
-      units.waitMs,
-      'DAILY_LIMIT_REACHED',
-      `The ${plan} plan sends at most ${limit} emails a day; the count resets at 00:00 UTC, and ${liftedBy(accountId)}`,
-      { limit, used: units.used, upgradeRequired: true },
-    )
-  }
-  if (units.refused === 'quota') {
-    const { quota, quota_period: period } = connection
-    throw new LimitReached(
-      units.waitMs,
-      'QUOTA_EXCEEDED',
-      `The connection for ${connection.from_address} has used its quota of ${quota} emails per ${period}`,
-      { limit: quota ?? undefined, used: units.used, resetsAt: (units.resetsAt ?? new Date()).toISOString() },
-    )
-  }
-  const retryAfter = wholeSeconds(units.waitMs)
-  throw new LimitReached(
-    units.waitMs,
-    'RATE_LIMITED',
-    `The connection for ${connection.from_address} sends at most ${connection.rate} emails a minute; retry in ${retryAfter} s`,
-    { retryAfter },
-  )
+  const units = await takeUnits(tx, sendingLimits(plan, accountId, connection), wanted)
+  if ('refused' in units) throw limitReached(plan, accountId, connection, units)
+  return { granted: units.granted, reservation: { usageDay: units.usageDay, quotaWindow: units.quotaWindow } }
 }
 
 /** Gives back what a send reserved when nothing was sent. */
@@ -88,7 +46,8 @@ export function countedLimits(
   }
 }
 
-function limitsOf(plan: Plan, accountId: number, connection: SendingConnection): Limits {
+/** The limits a send through `connection` counts against. */
+export function sendingLimits(plan: Plan, accountId: number, connection: SendingConnection): Limits {
   const daily = PLAN_LIMITS[plan].dailyEmails
   const { quota, quota_period: period } = connection
   return {

@@ -3,6 +3,7 @@ import type { SendingConnection } from '../db/connections.ts'
 import {
   type AttemptRecord,
   attemptByKey,
+  type KeyedAttempt,
   type OutboxMessage,
   type OutboxRecord,
   selectOutbox,
@@ -40,17 +41,26 @@ export function outboxMessage(
 
 const INTERRUPTED = 'The attempt was interrupted before the SMTP server answered; its outcome is unknown'
 
-/**
- * The attempt an idempotency key points at. An attempt still `sending` after its lease ran out
- * belonged to a process that died: it is settled as failed here, since its outcome is unknown.
- */
+/** The attempt an idempotency key points at (see settledIfDead). */
 export async function attemptByIdempotencyKey(
   db: Db,
   accountId: number,
   key: Buffer,
 ): Promise<AttemptRecord | undefined> {
   const row = await attemptByKey(db, accountId, key)
-  if (!row) return undefined
+  return row && settledIfDead(db, accountId, key, row)
+}
+
+/**
+ * The attempt `key` pointed at when read as `row`. An attempt still `sending` after its lease ran
+ * out belonged to a process that died: it is settled as failed here, since its outcome is unknown.
+ */
+export async function settledIfDead(
+  db: Db,
+  accountId: number,
+  key: Buffer,
+  row: KeyedAttempt,
+): Promise<AttemptRecord | undefined> {
   const { lease_over, ...record } = row
   if (!(record.in_flight && lease_over)) return record
   // Another request may have settled it a moment earlier; then read what it wrote.

@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto'
-import { selectConnection } from '../connections/selection.ts'
-import { recordAttempt, recordReservation, settleAttempts } from '../db/outbox.ts'
+import { chosenConnection, connectionRef } from '../connections/selection.ts'
+import { settleAttempts } from '../db/outbox.ts'
+import { sendFindings } from '../db/send-attempts.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
-import { type Reservation, release, reserve } from '../quota/reservations.ts'
+import { release } from '../quota/reservations.ts'
+import { claimAndReserve } from '../quota/send-reservation.ts'
 import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
-import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage } from './outbox.ts'
+import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage, settledIfDead } from './outbox.ts'
 import { envelopeOf, notDelivered, outcomeText } from './recipients.ts'
 
 export interface RefusedRecipient {
@@ -34,12 +36,11 @@ const SENT = 'Email sent successfully'
 /** Provider push-back rarely says how long to wait; a minute is a polite default. */
 const PUSHBACK_RETRY_AFTER_SECONDS = 60
 
-class KeyTaken extends Error {}
-
 /**
  * POST /send after validation: idempotency, connection selection, daily limit, quota, pacing,
- * then SMTP, in the rulings' order. Units are reserved with the outbox record in one transaction
- * before the SMTP attempt and given back if nothing was sent.
+ * then SMTP, in the rulings' order. Three round trips to the database: what the request finds
+ * (its key's earlier attempt and its connection), its attempt claimed with its units reserved
+ * (given back if nothing was sent), and the attempt settled.
  */
 export async function sendNow(
   context: SendContext,
@@ -49,35 +50,26 @@ export async function sendNow(
 ): Promise<SendResult> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
-  if (keyHash) {
-    const earlier = await attemptByIdempotencyKey(sql, caller.accountId, keyHash)
+  const found = await sendFindings(sql, caller.accountId, keyHash, connectionRef(caller, request.from))
+  if (keyHash && found.earlier) {
+    const earlier = await settledIfDead(sql, caller.accountId, keyHash, found.earlier)
     if (earlier) return replay(earlier)
   }
-  const connection = await selectConnection(sql, caller, request.from, 'now')
+  const connection = chosenConnection(caller, request.from, found.connection, 'now')
   const message = outboxMessage(caller, connection, request)
-  const bodies = { text_body: request.text_body, html_body: request.html_body }
-  let attempt: { id: number; reservation: Reservation }
-  try {
-    attempt = await sql.begin(async (tx) => {
-      // Issued together, so postgres.js pipelines them, and run in this order: the key is claimed
-      // before any limit is touched. A concurrent request with the same key waits on the unique
-      // index, then replays or finds it in flight, and never sees a 429 caused by the very
-      // message it duplicates (a taken key wins over whatever the limits said).
-      const [claim, reserved] = await Promise.allSettled([
-        recordAttempt(tx, { ...message, ...bodies, idempotencyKey: keyHash }),
-        reserve(tx, caller.plan, caller.accountId, connection),
-      ])
-      if (claim.status === 'rejected') throw claim.reason
-      if (claim.value === undefined) throw new KeyTaken()
-      if (reserved.status === 'rejected') throw reserved.reason
-      await recordReservation(tx, claim.value, reserved.value)
-      return { id: claim.value, reservation: reserved.value }
-    })
-  } catch (error) {
-    if (!(error instanceof KeyTaken) || !keyHash) throw error
-    // A concurrent request with the same key got there first; ours took nothing (rolled back).
-    const earlier = await attemptByIdempotencyKey(sql, caller.accountId, keyHash)
-    if (!earlier) throw error
+  // The key is claimed before any limit is touched (one statement). A concurrent request with
+  // the same key waits on the unique index, then replays or finds it in flight, and never sees a
+  // 429 caused by the very message it duplicates (a taken key wins over whatever the limits said).
+  const attempt = await claimAndReserve(sql, caller.plan, connection, {
+    ...message,
+    text_body: request.text_body,
+    html_body: request.html_body,
+    idempotencyKey: keyHash,
+  })
+  if (!attempt) {
+    // A concurrent request with the same key got there first; ours took nothing.
+    const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
+    if (!earlier) throw new Error('the idempotency key was taken, but no attempt holds it')
     return replay(earlier)
   }
 

@@ -331,6 +331,36 @@ describe('order of checks: daily limit → quota → pacing', () => {
   })
 })
 
+describe('a send a limit refused leaves no trace', () => {
+  // The attempt is recorded (claiming its key) before the limits are asked: a refusal undoes it.
+  async function outboxCount(accountId: number): Promise<number> {
+    const [row] = await app.services.sql<{ n: number }[]>`
+      select count(*)::int as n from outbox where account_id = ${accountId}`
+    return row?.n ?? -1
+  }
+
+  it('no outbox record after DAILY_LIMIT_REACHED, QUOTA_EXCEEDED or RATE_LIMITED; a sent one has one', async () => {
+    const s = await sender({ quota: { quota: 5, per: 'day' }, rate: 1 })
+    await setDailyUsed(app, s.accountId, 100)
+    expect((await refused(s.key)).reply.body.code).toBe('DAILY_LIMIT_REACHED')
+    await setDailyUsed(app, s.accountId, 0)
+    await setQuotaUsed(s.connectionId, 'day', 5)
+    expect((await refused(s.key)).reply.body.code).toBe('QUOTA_EXCEEDED')
+    await setQuotaUsed(s.connectionId, 'day', 0)
+    await setBucket(s.connectionId, 0, 0)
+    expect((await refused(s.key)).reply.body.code).toBe('RATE_LIMITED')
+    expect(await outboxCount(s.accountId)).toBe(0)
+    expect(await dailyUsed(app, s.accountId)).toBe(0)
+    expect(await quotaUsed(app, s.connectionId)).toBe(0)
+
+    await setBucket(s.connectionId, 1, 0)
+    await expectSent(s)
+    expect(await outboxCount(s.accountId)).toBe(1)
+    expect(await dailyUsed(app, s.accountId)).toBe(1)
+    expect(await quotaUsed(app, s.connectionId)).toBe(1)
+  })
+})
+
 describe('pacing (token bucket, capacity min(rate, max(10, ceil(rate / 60))))', () => {
   /** The bucket's tokens after one send that found it idle for an hour: its capacity, less one. */
   async function tokensLeftAfterIdle(rate: number): Promise<number> {

@@ -51,7 +51,7 @@ begin
   select least(p_capacity, p.tokens + greatest(0, extract(epoch from mailroom_clock() - p.refilled_at)) * p_per_second)
     into tokens_now from connection_pacing p where p.connection_id = p_connection for update;
   if tokens_now < 1 then
-    return query select 0, null::date, null::timestamptz, 'rate'::text, 0,
+    return query select 0, null::date, null::timestamptz, 'pacing'::text, 0,
       ceil((1 - tokens_now) / p_per_second * 1000)::float8, null::timestamptz;
     return;
   end if;
