@@ -70,11 +70,16 @@ async function observe(app: TestApp): Promise<void> {
     create table scale_out_takes (
       connection_id integer not null,
       refilled_at timestamptz not null,
+      tokens float8 not null,
+      before_tokens float8,
+      before_refilled_at timestamptz,
       logged_at timestamptz not null default clock_timestamp()
     );
     create function scale_out_log_take() returns trigger language plpgsql as $$
     begin
-      insert into scale_out_takes (connection_id, refilled_at) values (new.connection_id, new.refilled_at);
+      insert into scale_out_takes (connection_id, refilled_at, tokens, before_tokens, before_refilled_at)
+      values (new.connection_id, new.refilled_at, new.tokens,
+        case when tg_op = 'UPDATE' then old.tokens end, case when tg_op = 'UPDATE' then old.refilled_at end);
       return null;
     end $$;
     create trigger scale_out_log_take after insert or update on connection_pacing
@@ -184,6 +189,36 @@ function perWindow(arrivals: number[], windowMs: number, offsetMs: number): Map<
 /** The rulings' bucket: one second of sending, never fewer than min(rate, 10) tokens. */
 function bucketCapacity(rate: number): number {
   return Math.min(rate, Math.max(10, Math.ceil(rate / 60)))
+}
+
+/** A change of a connection's bucket, as the trigger of `observe` logged it (instants in ms). */
+interface TakeLogged {
+  connection_id: number
+  refilled_at: number
+  tokens: number
+  /** Null when the change made the bucket (full, less what it took). */
+  before_tokens: number | null
+  before_refilled_at: number | null
+  logged_at: number
+}
+
+/**
+ * Each token taken, at the instant of the change that took it: a change takes as many as the
+ * bucket held after refilling, less what it holds now (a claim takes several at once).
+ */
+function tokensTaken(changes: TakeLogged[], rate: number): { refilled_at: number; logged_at: number }[] {
+  const capacity = bucketCapacity(rate)
+  return changes.flatMap((t) => {
+    const held =
+      t.before_tokens === null || t.before_refilled_at === null
+        ? capacity
+        : Math.min(capacity, t.before_tokens + (rate / 60_000) * (t.refilled_at - t.before_refilled_at))
+    const taken = Math.round(held - t.tokens)
+    return Array.from({ length: Math.max(0, taken) }, () => ({
+      refilled_at: t.refilled_at,
+      logged_at: t.logged_at,
+    }))
+  })
 }
 
 /**
@@ -458,12 +493,16 @@ describe('two API processes and two worker processes on one database', () => {
     if (freeDays.size === 1) expect(codes('free')).toContain('DAILY_LIMIT_REACHED')
 
     // --- Rates: every send took a token, and the tokens kept to the bucket ---------------------
-    const takes = await app.services.sql<{ connection_id: number; refilled_at: number; logged_at: number }[]>`
-      select connection_id, (extract(epoch from refilled_at) * 1000)::float8 as refilled_at,
+    const logged = await app.services.sql<TakeLogged[]>`
+      select connection_id, (extract(epoch from refilled_at) * 1000)::float8 as refilled_at, tokens,
+        before_tokens, (extract(epoch from before_refilled_at) * 1000)::float8 as before_refilled_at,
         (extract(epoch from logged_at) * 1000)::float8 as logged_at
       from scale_out_takes order by refilled_at`
     for (const c of sinks) {
-      const mine = takes.filter((t) => t.connection_id === c.connectionId)
+      const mine = tokensTaken(
+        logged.filter((t) => t.connection_id === c.connectionId),
+        c.rate,
+      )
       expectWithinBucket(
         c.from,
         mine.map((t) => t.refilled_at),
