@@ -1,10 +1,11 @@
 import type { Plan } from '../plans.ts'
-import { type BatchContent, batchProgress } from './outbox.ts'
-import type { Db } from './sql.ts'
+import { expansionRunRequest } from './jobs.ts'
+import { type BatchContent, batchProgress, type ExpandingBatch } from './outbox.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /**
- * The batches and batch_contents tables. A batch's progress is read from its recipients' outbox
- * records; its content (subject and bodies, placeholders unrendered) is stored once, and each
+ * The batches, batch_recipients and batch_contents tables. A batch's progress is read from its
+ * recipients' outbox records (those not yet moved there, from batch_recipients, count as waiting); its content (subject and bodies, placeholders unrendered) is stored once, and each
  * record points at it.
  */
 
@@ -35,15 +36,63 @@ export async function insertBatch(
   return row
 }
 
-/** The batch's recipients once they are queued: how many, and the temporary audience behind them. */
+/**
+ * Writes the batch's recipients, `members` (rows of email, payload, id, unsubscribe_url), to its
+ * narrow store in member `id` order, in one statement whatever their number: they never come
+ * into the process. Returns how many there are.
+ */
+export async function storeBatchRecipients(tx: Db, batchId: number, members: Fragment): Promise<number> {
+  const stored = await tx`
+    insert into batch_recipients (batch_id, seq, email, payload, unsubscribe_url)
+    select ${batchId}::int, row_number() over (order by m.id), m.email, m.payload, m.unsubscribe_url
+    from (${members}) m`
+  return stored.count
+}
+
+/**
+ * The batch's recipients once they are stored: how many, the temporary audience behind them, and
+ * what their records are made with; and the expansion that moves them into the outbox is asked for.
+ */
 export async function setBatchRecipients(
   tx: Db,
   batchId: number,
-  recipients: { totalCount: number; temporaryAudienceId: number | null },
+  recipients: {
+    totalCount: number
+    temporaryAudienceId: number | null
+    contentId: number
+    from: string
+    requestId: string | null
+  },
 ): Promise<void> {
   await tx`
-    update batches set total_count = ${recipients.totalCount}, temporary_audience_id = ${recipients.temporaryAudienceId}
-    where id = ${batchId}`
+    with batch as (
+      update batches set total_count = ${recipients.totalCount},
+        temporary_audience_id = ${recipients.temporaryAudienceId}, content_id = ${recipients.contentId},
+        from_address = ${recipients.from}, request_id = ${recipients.requestId}
+      where id = ${batchId}
+    ), run as (${expansionRunRequest(tx, tx`select ${batchId}::int as batch_id`)})
+    select count(*) from run`
+}
+
+/** A batch being expanded, locked, with how many of its records are queued now. */
+export interface ExpansionState extends ExpandingBatch {
+  queued: number
+}
+
+/**
+ * Locks the batch for a step of its expansion (undefined when it is gone or has nothing left to
+ * move). The batch is locked before anything is queued on its connection: a deletion of the
+ * connection locks its batches first (see failQueuedOfConnection).
+ */
+export async function lockExpandingBatch(tx: Db, batchId: number): Promise<ExpansionState | undefined> {
+  const [row] = await tx<ExpansionState[]>`
+    select b.id, b.account_id as "accountId", b.connection_id as "connectionId", b.from_address as "from",
+      b.content_id as "contentId", b.request_id as "requestId",
+      (select count(*) from outbox o where o.batch_id = b.id and o.status = 'queued')::int as queued
+    from batches b
+    where b.id = ${batchId} and exists (select 1 from batch_recipients r where r.batch_id = b.id)
+    for update of b`
+  return row
 }
 
 /** Stores a batch's content once: the template its recipients' messages are rendered from. */
@@ -63,10 +112,12 @@ export async function batchContent(db: Db, id: number): Promise<BatchContent | u
   return row
 }
 
-/** Contents no outbox record points at any more (their records were purged). */
+/** Contents no outbox record or batch points at any more (their records and batch were purged). */
 export async function purgeUnreadContents(db: Db): Promise<number> {
   const gone = await db`
-    delete from batch_contents c where not exists (select 1 from outbox o where o.content_id = c.id)`
+    delete from batch_contents c
+    where not exists (select 1 from outbox o where o.content_id = c.id)
+      and not exists (select 1 from batches b where b.content_id = c.id)`
   return gone.count
 }
 
@@ -116,6 +167,7 @@ export async function purgeEndedBatches(
     where a.id = b.account_id
       and b.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)
       and not exists (select 1 from outbox o where o.batch_id = b.id and o.status in ('queued', 'sending'))
+      and not exists (select 1 from batch_recipients r where r.batch_id = b.id)
     returning b.temporary_audience_id`
   return rows.map((r) => r.temporary_audience_id)
 }

@@ -3,7 +3,7 @@ import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
 import type { Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
-import { queueRunComing, queueRunRequest } from './jobs.ts'
+import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
@@ -294,38 +294,60 @@ export async function enqueueMessages(
     select id, queued_at from queued, (select count(*) from run) as requested order by id`
 }
 
-/** A batch's recipients, queued from an audience inside PostgreSQL. */
-export interface BatchRecipients {
+/** A batch whose recipients are moved from their store into the outbox (see moveBatchRecipients). */
+export interface ExpandingBatch {
+  id: number
   accountId: number
-  connectionId: number
+  /** Null once the connection was deleted: the recipients then go in as failed. */
+  connectionId: number | null
   from: string
-  batchId: number
   contentId: number
-  /** Rows (email, payload, id, unsubscribe_url): the members, queued in `id` order. */
-  members: Fragment
+  /** The API request that created the batch. */
+  requestId: string | null
 }
 
 /**
- * Queues one record per member, each holding its recipient and payload (the content is the
- * batch's, rendered when sent), under a new Message-ID in the sender's domain, as newMessageId
- * makes them; and asks for a run of the connection's queue. One statement whatever the number of
- * members: they never come into the process. Returns how many were queued.
+ * Moves the batch's next `limit` recipients, in their order, from their store into the outbox in
+ * one statement: deleted there, inserted here, so that a crash at any moment neither loses nor
+ * duplicates one. Each record holds its recipient and payload (the content is the batch's,
+ * rendered when sent), under a new Message-ID in the sender's domain, as newMessageId makes them.
+ * Queued, with a run of the connection's queue asked for; or, when the connection was deleted,
+ * failed as the mail queued on it was, with their email.failed events. Returns how many were
+ * moved and whether any are left.
  */
-export async function enqueueBatchRecipients(db: Db, batch: BatchRecipients): Promise<number> {
+export async function moveBatchRecipients(
+  tx: Db,
+  batch: ExpandingBatch,
+  limit: number,
+): Promise<{ moved: number; left: boolean }> {
   const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
-  const [row] = await db<{ queued: number }[]>`
-    with queued as (
-      insert into outbox (account_id, connection_id, status, from_address, to_addresses, content_id, payload,
+  const gone = batch.connectionId === null
+  // The queue's run, or the webhook deliveries' of the events; referring to it makes it happen.
+  const [runs, requested] =
+    batch.connectionId === null
+      ? [recordedEvents(tx, emailEvents(tx)), eventsRecorded(tx)]
+      : [tx`run as (${queueRunRequest(tx, batch.connectionId)})`, tx`(select count(*) from run)`]
+  const [row] = await tx<{ moved: number; left: boolean }[]>`
+    with next as (
+      select seq from batch_recipients where batch_id = ${batch.id} order by seq limit ${limit + 1}
+    ), taken as (
+      delete from batch_recipients r
+      where r.batch_id = ${batch.id} and r.seq in (select seq from next order by seq limit ${limit})
+      returning r.seq, r.email, r.payload, r.unsubscribe_url
+    ), record as (
+      insert into outbox (account_id, connection_id, status, error, from_address, to_addresses, content_id, payload,
                           message_id, batch_id, unsubscribe_url, next_attempt_at, request_id)
-      select ${batch.accountId}::int, ${batch.connectionId}::int, 'queued', ${batch.from}::text, array[m.email],
-             ${batch.contentId}::int, m.payload, '<' || gen_random_uuid() || '@' || ${domain}::text || '>',
-             ${batch.batchId}::int, m.unsubscribe_url, mailroom_now(), ${currentRequestId() ?? null}::text
-      from (${batch.members}) m
-      order by m.id
-      returning 1
-    ), run as (${queueRunRequest(db, batch.connectionId)})
-    select (select count(*) from queued)::int as queued, (select count(*) from run) as requested`
-  return row?.queued ?? 0
+      select ${batch.accountId}::int, ${batch.connectionId}::int, ${gone ? 'failed' : 'queued'}::text,
+             ${gone ? CONNECTION_DELETED : null}::text, ${batch.from}::text, array[t.email], ${batch.contentId}::int,
+             t.payload, '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
+             t.unsubscribe_url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text
+      from taken t
+      order by t.seq
+      returning ${EVENT_COLUMNS(tx)}
+    ), ${runs}
+    select (select count(*) from record)::int as moved, (select count(*) from next) > ${limit} as left,
+      ${requested} as requested`
+  return { moved: row?.moved ?? 0, left: row?.left ?? false }
 }
 
 /** A claimed message and what its retry schedule needs. */
@@ -399,9 +421,21 @@ function backToQueue(db: Db, error: string) {
 
 /**
  * A deleted connection fails the mail still waiting on it, with its email.failed events and the
- * ends of the batches it was the rest of; run in the deleting transaction.
+ * ends of the batches it was the rest of; run in the deleting transaction. Its batches' recipients
+ * not yet in the outbox are failed the same way by their expansion, asked for here. The batches
+ * are locked first, as an expansion locks its batch before it queues on the connection: a chunk
+ * being moved now is committed before the queued mail is failed, and a later one finds the
+ * connection gone.
  */
 export async function failQueuedOfConnection(tx: Db, connectionId: number): Promise<void> {
+  await tx`
+    with locked as (
+      select b.id from batches b where b.connection_id = ${connectionId} order by b.id for update
+    ), run as (${expansionRunRequest(
+      tx,
+      tx`select l.id as batch_id from locked l where exists (select 1 from batch_recipients r where r.batch_id = l.id)`,
+    )})
+    select count(*) from run`
   const batches = await tx<{ batch_id: number }[]>`
     with record as (
       update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
@@ -410,10 +444,18 @@ export async function failQueuedOfConnection(tx: Db, connectionId: number): Prom
       returning ${EVENT_COLUMNS(tx)}
     ), ${recordedEvents(tx, emailEvents(tx))}
     select distinct r.batch_id from record r where r.batch_id is not null and ${eventsRecorded(tx)} >= 0`
-  if (batches.length === 0) return
+  await recordBatchEnds(
+    tx,
+    batches.map((b) => b.batch_id),
+  )
+}
+
+/** The end events of `batchIds` that have ended, by the caller's earlier statements (see mailroom_batch_end_event). */
+export async function recordBatchEnds(tx: Db, batchIds: number[]): Promise<void> {
+  if (batchIds.length === 0) return
   await tx`
     with settled_batches as (
-      select unnest(${batches.map((b) => b.batch_id)}::int[]) as batch_id, null::int as id, null::text as status
+      select unnest(${batchIds}::int[]) as batch_id, null::int as id, null::text as status
     ), ${recordedEvents(tx, batchEndEvent(tx, false))}
     select ${eventsRecorded(tx)}`
 }
@@ -557,11 +599,16 @@ export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): 
   return gone.count
 }
 
-/** Mail waiting on the account's connection: what deleting it would fail. */
+/**
+ * Mail waiting on the account's connection, its batches' recipients not yet in the outbox
+ * included: what deleting it would fail.
+ */
 export async function queuedOnConnection(db: Db, accountId: number, connectionId: number): Promise<number> {
   const [row] = await db<{ queued: number }[]>`
-    select count(*)::int as queued from outbox
-    where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued'`
+    select ((select count(*) from outbox
+             where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued')
+          + (select count(*) from batch_recipients r join batches b on b.id = r.batch_id
+             where b.account_id = ${accountId} and b.connection_id = ${connectionId}))::int as queued`
   return row?.queued ?? 0
 }
 
