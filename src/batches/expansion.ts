@@ -44,7 +44,7 @@ export async function expandBatch(
       const room =
         batch.connectionId === null ? policy.chunk : Math.min(policy.chunk, policy.ahead - batch.queued)
       if (room <= 0) return { full: batch.queued }
-      const { left } = await moveBatchRecipients(tx, batch, room)
+      const left = await moveBatchRecipients(tx, batch, room)
       if (!left && batch.connectionId === null) await recordBatchEnds(tx, [batch.id])
       return left ? 'moved' : 'done'
     })

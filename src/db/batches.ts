@@ -5,8 +5,9 @@ import type { Db, Fragment } from './sql.ts'
 
 /**
  * The batches, batch_recipients and batch_contents tables. A batch's progress is read from its
- * recipients' outbox records (those not yet moved there, from batch_recipients, count as waiting); its content (subject and bodies, placeholders unrendered) is stored once, and each
- * record points at it.
+ * recipients' outbox records (those still in batch_recipients, not yet moved there, are waiting);
+ * its content (subject and bodies, placeholders unrendered) is stored once, and the batch and
+ * each record point at it.
  */
 
 export interface BatchRow {

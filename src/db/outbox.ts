@@ -312,14 +312,10 @@ export interface ExpandingBatch {
  * duplicates one. Each record holds its recipient and payload (the content is the batch's,
  * rendered when sent), under a new Message-ID in the sender's domain, as newMessageId makes them.
  * Queued, with a run of the connection's queue asked for; or, when the connection was deleted,
- * failed as the mail queued on it was, with their email.failed events. Returns how many were
- * moved and whether any are left.
+ * failed as the mail queued on it was, with their email.failed events. Returns whether any
+ * are left.
  */
-export async function moveBatchRecipients(
-  tx: Db,
-  batch: ExpandingBatch,
-  limit: number,
-): Promise<{ moved: number; left: boolean }> {
+export async function moveBatchRecipients(tx: Db, batch: ExpandingBatch, limit: number): Promise<boolean> {
   const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
   const gone = batch.connectionId === null
   // The queue's run, or the webhook deliveries' of the events; referring to it makes it happen.
@@ -327,7 +323,7 @@ export async function moveBatchRecipients(
     batch.connectionId === null
       ? [recordedEvents(tx, emailEvents(tx)), eventsRecorded(tx)]
       : [tx`run as (${queueRunRequest(tx, batch.connectionId)})`, tx`(select count(*) from run)`]
-  const [row] = await tx<{ moved: number; left: boolean }[]>`
+  const [row] = await tx<{ left: boolean }[]>`
     with next as (
       select seq from batch_recipients where batch_id = ${batch.id} order by seq limit ${limit + 1}
     ), taken as (
@@ -345,9 +341,9 @@ export async function moveBatchRecipients(
       order by t.seq
       returning ${EVENT_COLUMNS(tx)}
     ), ${runs}
-    select (select count(*) from record)::int as moved, (select count(*) from next) > ${limit} as left,
+    select (select count(*) from next) > ${limit} as left,
       ${requested} as requested`
-  return { moved: row?.moved ?? 0, left: row?.left ?? false }
+  return row?.left ?? false
 }
 
 /** A claimed message and what its retry schedule needs. */
