@@ -1,6 +1,5 @@
 import type { z } from 'zod'
 import { checkBatchAudience, createTemporaryAudience } from '../audiences/audiences.ts'
-import { memberLinkSigning, type UnsubscribeLinks } from '../audiences/unsubscribe.ts'
 import { selectConnection } from '../connections/selection.ts'
 import { deleteAudiences, membersOf } from '../db/audiences.ts'
 import {
@@ -54,12 +53,7 @@ export interface BatchCreated {
  * message is rendered when it is sent. The messages of `emails` (at most 1000, each with its own
  * content) are rendered here and queued at once, as the request carries them.
  */
-export async function createBatch(
-  sql: Sql,
-  caller: Caller,
-  body: BatchRequest,
-  links: UnsubscribeLinks,
-): Promise<BatchCreated> {
+export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
   checkBatchMode(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
@@ -88,10 +82,7 @@ export async function createBatch(
     const totalCount = await storeBatchRecipients(
       tx,
       row.id,
-      // An audience's members get their unsubscribe link; a `recipients` batch's list is no audience of theirs.
-      temporaryAudienceId === null
-        ? membersOf(tx, body.audience_id as number, memberLinkSigning(links, body.audience_id as number))
-        : membersOf(tx, temporaryAudienceId),
+      membersOf(tx, temporaryAudienceId ?? (body.audience_id as number)),
     )
     // Emptied since it was checked: nothing of the batch is kept.
     if (totalCount === 0) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
@@ -105,6 +96,8 @@ export async function createBatch(
       }),
       from: connection.from_address,
       requestId: currentRequestId() ?? null,
+      // An audience's members get their unsubscribe link; a `recipients` batch's list is no audience of theirs.
+      unsubscribeAudienceId: temporaryAudienceId === null ? (body.audience_id as number) : null,
     })
     return { id: row.id, totalCount }
   })

@@ -1,3 +1,4 @@
+import { memberLinkSigning, type UnsubscribeLinks } from '../audiences/unsubscribe.ts'
 import { lockExpandingBatch } from '../db/batches.ts'
 import { type ExpansionPayload, scheduleExpansion } from '../db/jobs.ts'
 import { moveBatchRecipients, recordBatchEnds } from '../db/outbox.ts'
@@ -26,12 +27,13 @@ export const DEFAULT_EXPANSION: ExpansionPolicy = {
  * recipients from their store into the outbox, a chunk per transaction, until the batch's queue
  * holds `ahead` records; then asks for another run for when a chunk's room will have drained, at
  * the pace the queue drained since the last run (later and later while it does not drain: a
- * paused connection). Once the connection is deleted, every recipient left goes in as failed,
+ * paused connection). Each record carries its member's unsubscribe link, signed as it is moved
+ * (`links`: the service's secret and public URL). Once the connection is deleted, every recipient left goes in as failed,
  * chunk after chunk, and the batch's end is recorded after the last. A crash between chunks
  * loses nothing: the job runs again and carries on from the store.
  */
 export async function expandBatch(
-  sql: Sql,
+  { sql, links }: { sql: Sql; links: UnsubscribeLinks },
   run: ExpansionPayload,
   policy: ExpansionPolicy = DEFAULT_EXPANSION,
 ): Promise<void> {
@@ -44,7 +46,9 @@ export async function expandBatch(
       const room =
         batch.connectionId === null ? policy.chunk : Math.min(policy.chunk, policy.ahead - batch.queued)
       if (room <= 0) return { full: batch.queued }
-      const left = await moveBatchRecipients(tx, batch, room)
+      const signing =
+        batch.unsubscribeAudienceId === null ? null : memberLinkSigning(links, batch.unsubscribeAudienceId)
+      const left = await moveBatchRecipients(tx, batch, signing, room)
       if (!left && batch.connectionId === null) await recordBatchEnds(tx, [batch.id])
       return left ? 'moved' : 'done'
     })

@@ -37,17 +37,26 @@ export async function insertBatch(
   return row
 }
 
+/** Recipients per row of a batch's store. */
+const RECIPIENTS_PER_BLOCK = 1000
+
 /**
- * Writes the batch's recipients, `members` (rows of email, payload, id, unsubscribe_url), to its
- * narrow store in member `id` order, in one statement whatever their number: they never come
+ * Writes the batch's recipients, `members` (rows of email, payload, id), to its store in member
+ * `id` order, a block of them per row, in one statement whatever their number: they never come
  * into the process. Returns how many there are.
  */
 export async function storeBatchRecipients(tx: Db, batchId: number, members: Fragment): Promise<number> {
-  const stored = await tx`
-    insert into batch_recipients (batch_id, seq, email, payload, unsubscribe_url)
-    select ${batchId}::int, row_number() over (order by m.id), m.email, m.payload, m.unsubscribe_url
-    from (${members}) m`
-  return stored.count
+  const [row] = await tx<{ stored: number }[]>`
+    with stored as (
+      insert into batch_recipients (batch_id, block, recipients)
+      select ${batchId}::int, (n - 1) / ${RECIPIENTS_PER_BLOCK}::int,
+        jsonb_agg(jsonb_build_array(email, payload, id) order by n)
+      from (select m.email, m.payload, m.id, row_number() over (order by m.id) as n from (${members}) m) m
+      group by 2
+      returning jsonb_array_length(recipients) as n
+    )
+    select coalesce(sum(n), 0)::int as stored from stored`
+  return row?.stored ?? 0
 }
 
 /**
@@ -63,13 +72,16 @@ export async function setBatchRecipients(
     contentId: number
     from: string
     requestId: string | null
+    /** The audience whose unsubscribe links the records carry; null for none. */
+    unsubscribeAudienceId: number | null
   },
 ): Promise<void> {
   await tx`
     with batch as (
       update batches set total_count = ${recipients.totalCount},
         temporary_audience_id = ${recipients.temporaryAudienceId}, content_id = ${recipients.contentId},
-        from_address = ${recipients.from}, request_id = ${recipients.requestId}
+        from_address = ${recipients.from}, request_id = ${recipients.requestId},
+        unsubscribe_audience_id = ${recipients.unsubscribeAudienceId}
       where id = ${batchId}
     ), run as (${expansionRunRequest(tx, tx`select ${batchId}::int as batch_id`)})
     select count(*) from run`
@@ -77,6 +89,7 @@ export async function setBatchRecipients(
 
 /** A batch being expanded, locked, with how many of its records are queued now. */
 export interface ExpansionState extends ExpandingBatch {
+  unsubscribeAudienceId: number | null
   queued: number
 }
 
@@ -88,7 +101,7 @@ export interface ExpansionState extends ExpandingBatch {
 export async function lockExpandingBatch(tx: Db, batchId: number): Promise<ExpansionState | undefined> {
   const [row] = await tx<ExpansionState[]>`
     select b.id, b.account_id as "accountId", b.connection_id as "connectionId", b.from_address as "from",
-      b.content_id as "contentId", b.request_id as "requestId",
+      b.content_id as "contentId", b.request_id as "requestId", b.unsubscribe_audience_id as "unsubscribeAudienceId",
       (select count(*) from outbox o where o.batch_id = b.id and o.status = 'queued')::int as queued
     from batches b
     where b.id = ${batchId} and exists (select 1 from batch_recipients r where r.batch_id = b.id)

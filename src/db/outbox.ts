@@ -1,7 +1,7 @@
 import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
-import type { Payload } from './audiences.ts'
+import { type MemberLinkSigning, memberLink, type Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
 import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
@@ -307,15 +307,21 @@ export interface ExpandingBatch {
 }
 
 /**
- * Moves the batch's next `limit` recipients, in their order, from their store into the outbox in
- * one statement: deleted there, inserted here, so that a crash at any moment neither loses nor
- * duplicates one. Each record holds its recipient and payload (the content is the batch's,
- * rendered when sent), under a new Message-ID in the sender's domain, as newMessageId makes them.
- * Queued, with a run of the connection's queue asked for; or, when the connection was deleted,
- * failed as the mail queued on it was, with their email.failed events. Returns whether any
- * are left.
+ * Moves up to `limit` of the batch's next recipients, in their order, from their store into the
+ * outbox in one statement, from the first block of the store: taken off it, inserted here, so
+ * that a crash at any moment neither loses nor duplicates one. Each record holds its recipient
+ * and payload (the content is the batch's, rendered when sent), with the member's unsubscribe link
+ * signed with `links` (in the payload as `unsubscribe_url`, reserved: it wins over a payload's
+ * own), under a new Message-ID in the sender's domain, as newMessageId makes them. Queued, with a
+ * run of the connection's queue asked for; or, when the connection was deleted, failed as the
+ * mail queued on it was, with their email.failed events. Returns whether any are left.
  */
-export async function moveBatchRecipients(tx: Db, batch: ExpandingBatch, limit: number): Promise<boolean> {
+export async function moveBatchRecipients(
+  tx: Db,
+  batch: ExpandingBatch,
+  links: MemberLinkSigning | null,
+  limit: number,
+): Promise<boolean> {
   const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
   const gone = batch.connectionId === null
   // The queue's run, or the webhook deliveries' of the events; referring to it makes it happen.
@@ -323,25 +329,37 @@ export async function moveBatchRecipients(tx: Db, batch: ExpandingBatch, limit: 
     batch.connectionId === null
       ? [recordedEvents(tx, emailEvents(tx)), eventsRecorded(tx)]
       : [tx`run as (${queueRunRequest(tx, batch.connectionId)})`, tx`(select count(*) from run)`]
+  const link = links ? memberLink(tx, links, tx`taken.member_id`) : tx`null::text`
   const [row] = await tx<{ left: boolean }[]>`
-    with next as (
-      select seq from batch_recipients where batch_id = ${batch.id} order by seq limit ${limit + 1}
+    with block as (
+      select block, recipients, jsonb_array_length(recipients) > ${limit} as split
+      from batch_recipients where batch_id = ${batch.id} order by block limit 1
     ), taken as (
-      delete from batch_recipients r
-      where r.batch_id = ${batch.id} and r.seq in (select seq from next order by seq limit ${limit})
-      returning r.seq, r.email, r.payload, r.unsubscribe_url
+      -- A member without payload was stored with a JSON null.
+      select r.value ->> 0 as email, nullif(r.value -> 1, 'null') as payload, (r.value ->> 2)::int as member_id, r.n
+      from block, jsonb_array_elements(block.recipients) with ordinality as r(value, n)
+      where r.n <= ${limit}
+    ), rest as (
+      update batch_recipients s set recipients = jsonb_path_query_array(s.recipients, ${`$[${limit} to last]`}::jsonpath)
+      from block where s.batch_id = ${batch.id} and s.block = block.block and block.split
+    ), emptied as (
+      delete from batch_recipients s
+      using block where s.batch_id = ${batch.id} and s.block = block.block and not block.split
     ), record as (
       insert into outbox (account_id, connection_id, status, error, from_address, to_addresses, content_id, payload,
                           message_id, batch_id, unsubscribe_url, next_attempt_at, request_id)
       select ${batch.accountId}::int, ${batch.connectionId}::int, ${gone ? 'failed' : 'queued'}::text,
              ${gone ? CONNECTION_DELETED : null}::text, ${batch.from}::text, array[t.email], ${batch.contentId}::int,
-             t.payload, '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
-             t.unsubscribe_url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text
-      from taken t
-      order by t.seq
+             ${links ? tx`coalesce(t.payload, '{}') || jsonb_build_object('unsubscribe_url', t.url)` : tx`t.payload`},
+             '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
+             t.url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text
+      from (select taken.*, ${link} as url from taken) t
+      order by t.n
       returning ${EVENT_COLUMNS(tx)}
     ), ${runs}
-    select (select count(*) from next) > ${limit} as left,
+    select coalesce((select split from block), false)
+        or exists (select 1 from batch_recipients s, block
+                   where s.batch_id = ${batch.id} and s.block > block.block) as left,
       ${requested} as requested`
   return row?.left ?? false
 }
@@ -603,7 +621,7 @@ export async function queuedOnConnection(db: Db, accountId: number, connectionId
   const [row] = await db<{ queued: number }[]>`
     select ((select count(*) from outbox
              where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued')
-          + (select count(*) from batch_recipients r join batches b on b.id = r.batch_id
+          + (select coalesce(sum(jsonb_array_length(r.recipients)), 0) from batch_recipients r join batches b on b.id = r.batch_id
              where b.account_id = ${accountId} and b.connection_id = ${connectionId}))::int as queued`
   return row?.queued ?? 0
 }

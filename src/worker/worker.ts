@@ -138,7 +138,8 @@ export async function startWorker(
           if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
         },
         [EXPAND_TASK]: async (payload) => {
-          await expandBatch(sql, payload as ExpansionPayload, options.expansion)
+          const links = { secret: services.secret, publicUrl: services.config.publicUrl }
+          await expandBatch({ sql, links }, payload as ExpansionPayload, options.expansion)
         },
         [PURGE_TASK]: async () => {
           const purged = await purgeExpired(sql)

@@ -41,6 +41,12 @@ const SMALL_STEPS: ExpansionPolicy = { chunk: 3, ahead: 4, recheckMs: 20, maxRec
 
 const template = { subject: 'Hello {{first_name}}', text_body: 'Hi {{first_name}}' }
 
+/** What the worker's expansion task is given. */
+function expansionDeps() {
+  const { sql, secret, config } = app.services
+  return { sql, links: { secret, publicUrl: config.publicUrl } }
+}
+
 /** Where the batch's recipients are: moved into the outbox, or still in its store. */
 async function placement(batchId: number) {
   const [row] = await app.services.sql<
@@ -48,10 +54,11 @@ async function placement(batchId: number) {
   >`
     select (select count(*) from outbox where batch_id = ${batchId})::int as outbox,
       (select count(*) from outbox where batch_id = ${batchId} and status = 'queued')::int as queued,
-      (select count(*) from batch_recipients where batch_id = ${batchId})::int as stored,
+      (select coalesce(sum(jsonb_array_length(recipients)), 0) from batch_recipients where batch_id = ${batchId})::int as stored,
       (select count(distinct email) from (
          select to_addresses[1] as email from outbox where batch_id = ${batchId}
-         union all select email from batch_recipients where batch_id = ${batchId}) a)::int as addresses,
+         union all select r ->> 0 from batch_recipients, jsonb_array_elements(recipients) r where batch_id = ${batchId}) a
+      )::int as addresses,
       (select count(distinct message_id) from outbox where batch_id = ${batchId})::int as message_ids`
   if (!row) throw new Error('no placement')
   return row
@@ -160,7 +167,7 @@ describe('while it is expanded', () => {
     // this one stands for it.)
     await app.services.sql`select graphile_worker.remove_job(${`batch:${id}`})`
     await expandBatch(
-      app.services.sql,
+      expansionDeps(),
       { batchId: id },
       { ...SMALL_STEPS, chunk: 2, ahead: 2, recheckMs: 5_000 },
     )
@@ -206,7 +213,7 @@ describe('while it is expanded', () => {
     await endpointFor(s, ['email.failed', 'batch.completed', 'batch.failed'])
     const id = await createdBatch(app, s.key, { template, recipients: addresses('gone', TOTAL) })
     // Five moved (nothing sends them: no worker), fifteen still stored.
-    await expandBatch(app.services.sql, { batchId: id }, { ...SMALL_STEPS, chunk: 5, ahead: 5 })
+    await expandBatch(expansionDeps(), { batchId: id }, { ...SMALL_STEPS, chunk: 5, ahead: 5 })
     expect(await placement(id)).toMatchObject({ outbox: 5, queued: 5, stored: 15 })
     expect(await queuedOnConnection(app.services.sql, s.accountId, s.connectionId)).toBe(TOTAL)
 
@@ -274,8 +281,8 @@ describe('crashes and concurrency', () => {
     // As the job run again after the crash would, twice at once (two worker processes).
     const policy = { ...SMALL_STEPS, chunk: 700, ahead: TOTAL }
     await Promise.all([
-      expandBatch(app.services.sql, { batchId: id }, policy),
-      expandBatch(app.services.sql, { batchId: id }, policy),
+      expandBatch(expansionDeps(), { batchId: id }, policy),
+      expandBatch(expansionDeps(), { batchId: id }, policy),
     ])
     expect(await placement(id)).toEqual({
       outbox: TOTAL,

@@ -1,25 +1,27 @@
--- A batch's recipients are written at its creation to a narrow store (one insert-select from the
--- audience: a few columns, one index), and moved into the outbox by the worker in bounded chunks,
--- a little ahead of delivery: the request never writes one wide outbox record per member, and
--- the outbox never holds a large batch's whole list at once. A recipient is in exactly one of
--- the two: each chunk deletes its rows here and inserts their records in one transaction.
+-- A batch's recipients are written at its creation to a narrow store, in blocks (one row holds a
+-- thousand recipients, in order, as a JSON array of [email, payload, member id]), by one
+-- insert-select from the audience: the request never writes one wide outbox record per member,
+-- nor even one row per member (each row costs its index entry and foreign-key check). The worker
+-- moves them into the outbox in bounded chunks, a little ahead of delivery, so that the outbox
+-- never holds a large batch's whole list at once. A recipient is in exactly one of the two: each
+-- chunk takes its recipients off the store and inserts their records in one transaction.
 create table batch_recipients (
   batch_id integer not null references batches (id) on delete cascade,
-  -- The recipients' order (the audience's member order), in which they are moved.
-  seq integer not null,
-  email text not null,
-  payload jsonb,
-  unsubscribe_url text,
-  primary key (batch_id, seq)
+  -- The block's place in the batch's order (the audience's member order).
+  block integer not null,
+  recipients jsonb not null,
+  primary key (batch_id, block)
 );
 
 -- What the moved records need that the batch does not otherwise keep: its content (rendered per
--- recipient when sent), the sending address of its connection at creation, and the request that
--- created it (its records are logged under that id).
+-- recipient when sent), the sending address of its connection at creation, the request that
+-- created it (its records are logged under that id), and the audience whose members' unsubscribe
+-- links the records carry (signed as they are moved; null for a `recipients` batch).
 alter table batches
   add column content_id integer references batch_contents (id),
   add column from_address text,
-  add column request_id text;
+  add column request_id text,
+  add column unsubscribe_audience_id integer;
 
 -- mailroom_batch_end_event (migration 014), with recipients still in the store: the batch has
 -- not ended while some of its recipients are not yet in the outbox.
