@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
-import { type ExpansionPolicy, expandBatch } from '../../src/batches/expansion.ts'
+import type { ExpansionPolicy } from '../../src/batches/expansion.ts'
 import { deleteConnection, pauseConnection } from '../../src/connections/connections.ts'
 import { queuedOnConnection } from '../../src/db/outbox.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
@@ -22,6 +22,7 @@ import {
   batchOf,
   createdBatch,
   decodeMessage,
+  expandNow,
   waitForBatch,
   waitForBatchEnd,
 } from '../support/batches.ts'
@@ -40,12 +41,6 @@ afterAll(async () => {
 const SMALL_STEPS: ExpansionPolicy = { chunk: 3, ahead: 4, recheckMs: 20, maxRecheckMs: 100 }
 
 const template = { subject: 'Hello {{first_name}}', text_body: 'Hi {{first_name}}' }
-
-/** What the worker's expansion task is given. */
-function expansionDeps() {
-  const { sql, secret, config } = app.services
-  return { sql, links: { secret, publicUrl: config.publicUrl } }
-}
 
 /** Where the batch's recipients are: moved into the outbox, or still in its store. */
 async function placement(batchId: number) {
@@ -166,11 +161,7 @@ describe('while it is expanded', () => {
     // is still stored, and their batch has not ended. (The run asked for at creation is removed:
     // this one stands for it.)
     await app.services.sql`select graphile_worker.remove_job(${`batch:${id}`})`
-    await expandBatch(
-      expansionDeps(),
-      { batchId: id },
-      { ...SMALL_STEPS, chunk: 2, ahead: 2, recheckMs: 5_000 },
-    )
+    await expandNow(app, id, { ...SMALL_STEPS, chunk: 2, ahead: 2, recheckMs: 5_000 })
     await app.worker({ expansion: SMALL_STEPS })
     const twoSent = await waitForBatch(app, s.key, id, (b) => b.sent_count === 2, 30_000)
     expect(twoSent).toMatchObject({ status: 'running', progress: 8 })
@@ -213,7 +204,7 @@ describe('while it is expanded', () => {
     await endpointFor(s, ['email.failed', 'batch.completed', 'batch.failed'])
     const id = await createdBatch(app, s.key, { template, recipients: addresses('gone', TOTAL) })
     // Five moved (nothing sends them: no worker), fifteen still stored.
-    await expandBatch(expansionDeps(), { batchId: id }, { ...SMALL_STEPS, chunk: 5, ahead: 5 })
+    await expandNow(app, id, { ...SMALL_STEPS, chunk: 5, ahead: 5 })
     expect(await placement(id)).toMatchObject({ outbox: 5, queued: 5, stored: 15 })
     expect(await queuedOnConnection(app.services.sql, s.accountId, s.connectionId)).toBe(TOTAL)
 
@@ -280,10 +271,7 @@ describe('crashes and concurrency', () => {
 
     // As the job run again after the crash would, twice at once (two worker processes).
     const policy = { ...SMALL_STEPS, chunk: 700, ahead: TOTAL }
-    await Promise.all([
-      expandBatch(expansionDeps(), { batchId: id }, policy),
-      expandBatch(expansionDeps(), { batchId: id }, policy),
-    ])
+    await Promise.all([expandNow(app, id, policy), expandNow(app, id, policy)])
     expect(await placement(id)).toEqual({
       outbox: TOTAL,
       queued: TOTAL,
