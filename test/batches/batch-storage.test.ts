@@ -142,16 +142,20 @@ describe('finding 2: a batch to a large audience', () => {
     await poll(
       `${ahead} records queued`,
       async () => {
-        const { records } = await storedBytes(batchId, s.accountId)
-        return records?.count === ahead ? true : undefined
+        const [row] = await app.services.sql<{ queued: number }[]>`
+        select count(*)::int as queued from outbox where batch_id = ${batchId} and status = 'queued'`
+        return row?.queued === ahead ? true : undefined
       },
       60_000,
     )
+    // The queued and the few sent (the hour's quota) are in the outbox; the rest is stored.
     const { records } = await storedBytes(batchId, s.accountId)
-    expect(records).toMatchObject({ count: ahead, own_content: 0 })
+    expect(records?.own_content).toBe(0)
+    expect(records?.count).toBeGreaterThanOrEqual(ahead)
+    expect(records?.count).toBeLessThanOrEqual(ahead + 5)
     const [stored] = await app.services.sql<{ count: number }[]>`
       select coalesce(sum(jsonb_array_length(recipients)), 0)::int as count from batch_recipients where batch_id = ${batchId}`
-    expect(stored?.count).toBe(MEMBERS - ahead)
+    expect(stored?.count).toBe(MEMBERS - (records?.count as number))
     // Queued in member order, each with its own payload and Message-ID.
     const order = await app.services.sql<{ email: string; first_name: string }[]>`
       select to_addresses[1] as email, payload ->> 'first_name' as first_name from outbox
@@ -159,7 +163,7 @@ describe('finding 2: a batch to a large audience', () => {
     expect(order).toEqual([1, 2, 3].map((i) => ({ email: `member${i}@example.com`, first_name: `M${i}` })))
     const [ids] = await app.services.sql<{ distinct: number }[]>`
       select count(distinct message_id)::int as distinct from outbox where batch_id = ${batchId}`
-    expect(ids?.distinct).toBe(ahead)
+    expect(ids?.distinct).toBe(records?.count)
 
     // Delivered (five, the hourly quota), each rendered with its member's payload when sent.
     const sent = await s.sink.waitForMessages(5, 60_000)
