@@ -1,6 +1,5 @@
 import type { z } from 'zod'
 import { checkBatchAudience, createTemporaryAudience } from '../audiences/audiences.ts'
-import { memberLinkSigning, type UnsubscribeLinks } from '../audiences/unsubscribe.ts'
 import { selectConnection } from '../connections/selection.ts'
 import { deleteAudiences, membersOf } from '../db/audiences.ts'
 import {
@@ -10,11 +9,11 @@ import {
   insertBatch,
   insertBatchContent,
   setBatchRecipients,
+  storeBatchRecipients,
 } from '../db/batches.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
 import {
-  enqueueBatchRecipients,
   enqueueMessages,
   type FailedRecipient,
   failedRecipients,
@@ -27,6 +26,7 @@ import { templateContent } from '../db/templates.ts'
 import { AppError } from '../errors.ts'
 import type { BatchSchema } from '../generated/routes.ts'
 import type { Caller } from '../keys/caller.ts'
+import { currentRequestId } from '../log.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { compileContent, type MessageContent } from '../templates/placeholders.ts'
 import { type BatchRequest, checkBatchMode, checkBatchSize, uniqueAddresses } from './batch-request.ts'
@@ -45,19 +45,15 @@ export interface BatchCreated {
 /**
  * POST /send/batch after validation (and the plan check): the mode rules, the size limit, the
  * saved template and audience, then the connection (as for /enqueue: a paused one is accepted).
- * The content is stored once, and one record per recipient holds its address and payload, all
- * queued in one transaction; each message is rendered when it is sent. The batch is thus
- * unaffected by later changes to its template or audience. Recipients (an audience's, or the
- * temporary audience of `recipients`) are queued inside PostgreSQL, whatever their number; the
- * messages of `emails` (at most 1000, each with its own content) are rendered here, as the
- * request carries them.
+ * The content is stored once, and the recipients (an audience's, or the temporary audience of
+ * `recipients`) are copied inside PostgreSQL, whatever their number, to the batch's narrow store
+ * in one statement: the batch is thus unaffected by later changes to its template or audience, and
+ * its total_count is known. The worker then moves them into the outbox in chunks (one record per
+ * recipient, its address and payload), a little ahead of delivery (see expansion.ts); each
+ * message is rendered when it is sent. The messages of `emails` (at most 1000, each with its own
+ * content) are rendered here and queued at once, as the request carries them.
  */
-export async function createBatch(
-  sql: Sql,
-  caller: Caller,
-  body: BatchRequest,
-  links: UnsubscribeLinks,
-): Promise<BatchCreated> {
+export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
   checkBatchMode(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
@@ -83,25 +79,26 @@ export async function createBatch(
       ? await createTemporaryAudience(tx, caller.accountId, unique, row.name)
       : null
     const template = content as MessageContent
-    const totalCount = await enqueueBatchRecipients(tx, {
-      accountId: caller.accountId,
-      connectionId: connection.id,
-      from: connection.from_address,
-      batchId: row.id,
+    const totalCount = await storeBatchRecipients(
+      tx,
+      row.id,
+      membersOf(tx, temporaryAudienceId ?? (body.audience_id as number)),
+    )
+    // Emptied since it was checked: nothing of the batch is kept.
+    if (totalCount === 0) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
+    await setBatchRecipients(tx, row.id, {
+      totalCount,
+      temporaryAudienceId,
       contentId: await insertBatchContent(tx, caller.accountId, {
         subject: template.subject,
         text_body: template.text_body ?? null,
         html_body: template.html_body ?? null,
       }),
+      from: connection.from_address,
+      requestId: currentRequestId() ?? null,
       // An audience's members get their unsubscribe link; a `recipients` batch's list is no audience of theirs.
-      members:
-        temporaryAudienceId === null
-          ? membersOf(tx, body.audience_id as number, memberLinkSigning(links, body.audience_id as number))
-          : membersOf(tx, temporaryAudienceId),
+      unsubscribeAudienceId: temporaryAudienceId === null ? (body.audience_id as number) : null,
     })
-    // Emptied since it was checked: nothing of the batch is kept.
-    if (totalCount === 0) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
-    await setBatchRecipients(tx, row.id, { totalCount, temporaryAudienceId })
     return { id: row.id, totalCount }
   })
   return {

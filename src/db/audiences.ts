@@ -196,23 +196,22 @@ export interface MemberLinkSigning {
 }
 
 /**
- * The audience's members (email, payload, id, unsubscribe_url) as a subquery, for a statement
- * that expands them inside PostgreSQL (a batch's records) instead of bringing them into the
- * process. With `links`, each member's one-click unsubscribe link is signed here and is also in
- * the payload as `unsubscribe_url` (reserved: it wins over a payload's own); without, it is null.
+ * The audience's members (email, payload, id) as a subquery, for a statement that copies them
+ * inside PostgreSQL (a batch's recipients) instead of bringing them into the process.
  */
-export function membersOf(db: Db, audienceId: number, links?: MemberLinkSigning): Fragment {
-  if (!links)
-    return db`select email, payload, id, null::text as unsubscribe_url from audience_members where audience_id = ${audienceId}`
+export function membersOf(db: Db, audienceId: number): Fragment {
+  return db`select email, payload, id from audience_members where audience_id = ${audienceId}`
+}
+
+/**
+ * The one-click unsubscribe link of the member whose id `memberId` (an SQL expression) yields,
+ * signed inside PostgreSQL as unsubscribeToken signs it in the process.
+ */
+export function memberLink(db: Db, links: MemberLinkSigning, memberId: Fragment): Fragment {
   const signature = db`sha256(${links.outerPad}::bytea || sha256(${links.innerPad}::bytea
-    || convert_to(${String(links.audienceId)}::text || '.' || id, 'UTF8')))`
+    || convert_to(${String(links.audienceId)}::text || '.' || ${memberId}, 'UTF8')))`
   // base64url without padding, as Node's 'base64url' writes it.
-  const url = db`${links.prefix}::text || id || '.' || translate(encode(${signature}, 'base64'), '+/=', '-_')`
-  return db`
-    select email, coalesce(payload, '{}') || jsonb_build_object('unsubscribe_url', url) as payload, id,
-           url as unsubscribe_url
-    from audience_members cross join lateral (select ${url} as url) link
-    where audience_id = ${audienceId}`
+  return db`${links.prefix}::text || ${memberId} || '.' || translate(encode(${signature}, 'base64'), '+/=', '-_')`
 }
 
 /**

@@ -1,11 +1,13 @@
 import type { Plan } from '../plans.ts'
-import { type BatchContent, batchProgress } from './outbox.ts'
-import type { Db } from './sql.ts'
+import { expansionRunRequest } from './jobs.ts'
+import { type BatchContent, batchProgress, type ExpandingBatch } from './outbox.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /**
- * The batches and batch_contents tables. A batch's progress is read from its recipients' outbox
- * records; its content (subject and bodies, placeholders unrendered) is stored once, and each
- * record points at it.
+ * The batches, batch_recipients and batch_contents tables. A batch's progress is read from its
+ * recipients' outbox records (those still in batch_recipients, not yet moved there, are waiting);
+ * its content (subject and bodies, placeholders unrendered) is stored once, and the batch and
+ * each record point at it.
  */
 
 export interface BatchRow {
@@ -35,15 +37,76 @@ export async function insertBatch(
   return row
 }
 
-/** The batch's recipients once they are queued: how many, and the temporary audience behind them. */
+/** Recipients per row of a batch's store. */
+const RECIPIENTS_PER_BLOCK = 1000
+
+/**
+ * Writes the batch's recipients, `members` (rows of email, payload, id), to its store in member
+ * `id` order, a block of them per row, in one statement whatever their number: they never come
+ * into the process. Returns how many there are.
+ */
+export async function storeBatchRecipients(tx: Db, batchId: number, members: Fragment): Promise<number> {
+  const [row] = await tx<{ stored: number }[]>`
+    with stored as (
+      insert into batch_recipients (batch_id, block, recipients)
+      select ${batchId}::int, (n - 1) / ${RECIPIENTS_PER_BLOCK}::int,
+        jsonb_agg(jsonb_build_array(email, payload, id) order by n)
+      from (select m.email, m.payload, m.id, row_number() over (order by m.id) as n from (${members}) m) m
+      group by 2
+      returning jsonb_array_length(recipients) as n
+    )
+    select coalesce(sum(n), 0)::int as stored from stored`
+  return row?.stored ?? 0
+}
+
+/**
+ * The batch's recipients once they are stored: how many, the temporary audience behind them, and
+ * what their records are made with; and the expansion that moves them into the outbox is asked for.
+ */
 export async function setBatchRecipients(
   tx: Db,
   batchId: number,
-  recipients: { totalCount: number; temporaryAudienceId: number | null },
+  recipients: {
+    totalCount: number
+    temporaryAudienceId: number | null
+    contentId: number
+    from: string
+    requestId: string | null
+    /** The audience whose unsubscribe links the records carry; null for none. */
+    unsubscribeAudienceId: number | null
+  },
 ): Promise<void> {
   await tx`
-    update batches set total_count = ${recipients.totalCount}, temporary_audience_id = ${recipients.temporaryAudienceId}
-    where id = ${batchId}`
+    with batch as (
+      update batches set total_count = ${recipients.totalCount},
+        temporary_audience_id = ${recipients.temporaryAudienceId}, content_id = ${recipients.contentId},
+        from_address = ${recipients.from}, request_id = ${recipients.requestId},
+        unsubscribe_audience_id = ${recipients.unsubscribeAudienceId}
+      where id = ${batchId}
+    ), run as (${expansionRunRequest(tx, tx`select ${batchId}::int as batch_id`)})
+    select count(*) from run`
+}
+
+/** A batch being expanded, locked, with how many of its records are queued now. */
+export interface ExpansionState extends ExpandingBatch {
+  unsubscribeAudienceId: number | null
+  queued: number
+}
+
+/**
+ * Locks the batch for a step of its expansion (undefined when it is gone or has nothing left to
+ * move). The batch is locked before anything is queued on its connection: a deletion of the
+ * connection locks its batches first (see failQueuedOfConnection).
+ */
+export async function lockExpandingBatch(tx: Db, batchId: number): Promise<ExpansionState | undefined> {
+  const [row] = await tx<ExpansionState[]>`
+    select b.id, b.account_id as "accountId", b.connection_id as "connectionId", b.from_address as "from",
+      b.content_id as "contentId", b.request_id as "requestId", b.unsubscribe_audience_id as "unsubscribeAudienceId",
+      (select count(*) from outbox o where o.batch_id = b.id and o.status = 'queued')::int as queued
+    from batches b
+    where b.id = ${batchId} and exists (select 1 from batch_recipients r where r.batch_id = b.id)
+    for update of b`
+  return row
 }
 
 /** Stores a batch's content once: the template its recipients' messages are rendered from. */
@@ -63,10 +126,12 @@ export async function batchContent(db: Db, id: number): Promise<BatchContent | u
   return row
 }
 
-/** Contents no outbox record points at any more (their records were purged). */
+/** Contents no outbox record or batch points at any more (their records and batch were purged). */
 export async function purgeUnreadContents(db: Db): Promise<number> {
   const gone = await db`
-    delete from batch_contents c where not exists (select 1 from outbox o where o.content_id = c.id)`
+    delete from batch_contents c
+    where not exists (select 1 from outbox o where o.content_id = c.id)
+      and not exists (select 1 from batches b where b.content_id = c.id)`
   return gone.count
 }
 
@@ -116,6 +181,7 @@ export async function purgeEndedBatches(
     where a.id = b.account_id
       and b.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)
       and not exists (select 1 from outbox o where o.batch_id = b.id and o.status in ('queued', 'sending'))
+      and not exists (select 1 from batch_recipients r where r.batch_id = b.id)
     returning b.temporary_audience_id`
   return rows.map((r) => r.temporary_audience_id)
 }

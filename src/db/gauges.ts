@@ -4,7 +4,7 @@ import type { Db } from './sql.ts'
 /**
  * What /metrics reports of the shared state: the queue, the connections by state and the
  * batches still sending, read in one statement across the outbox, connections and batches'
- * records (a read-only view, as db/ modules may join another family's table for).
+ * records and stores (a read-only view, as db/ modules may join another family's table for).
  */
 export async function operationalState(db: Db): Promise<OperationalState> {
   const [row] = await db<
@@ -17,7 +17,15 @@ export async function operationalState(db: Db): Promise<OperationalState> {
       batches_running: number
     }[]
   >`
-    select q.queued, q.oldest_seconds, c.active, c.disabled, c.paused, b.batches_running
+    with stored as (
+      -- Batches' recipients not yet moved into the outbox wait as much as its queued mail.
+      select b.id, b.created_at, b.total_count - (select count(*) from outbox o where o.batch_id = b.id) as waiting
+      from batches b where exists (select 1 from batch_recipients r where r.batch_id = b.id)
+    )
+    select q.queued + (select coalesce(sum(waiting), 0) from stored)::int as queued,
+      greatest(q.oldest_seconds, coalesce((select extract(epoch from now() - min(created_at)) from stored), 0))::float8
+        as oldest_seconds,
+      c.active, c.disabled, c.paused, b.batches_running
     from (select count(*)::int as queued,
                  coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_seconds
           from outbox where status = 'queued') q,
@@ -25,8 +33,9 @@ export async function operationalState(db: Db): Promise<OperationalState> {
                  count(*) filter (where disabled)::int as disabled,
                  count(*) filter (where not disabled and paused_until > mailroom_now())::int as paused
           from connections) c,
-         (select count(distinct batch_id)::int as batches_running
-          from outbox where batch_id is not null and status in ('queued', 'sending')) b`
+         (select count(*)::int as batches_running from (
+            select batch_id from outbox where batch_id is not null and status in ('queued', 'sending')
+            union select id from stored) r) b`
   if (!row) throw new Error('the operational state was not read')
   return {
     queued: row.queued,

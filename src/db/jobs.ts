@@ -16,6 +16,8 @@ export const PURGE_TASK = 'purge_expired'
 export const PROBE_TASK = 'probe_connection'
 /** graphile-worker's task that sends a webhook endpoint's due deliveries. */
 export const WEBHOOK_TASK = 'deliver_webhooks'
+/** graphile-worker's task that moves a batch's recipients from their store into the outbox. */
+export const EXPAND_TASK = 'expand_batch'
 
 export interface QueueRunPayload {
   connectionId: number
@@ -25,6 +27,14 @@ export type ProbePayload = QueueRunPayload
 
 export interface WebhookRunPayload {
   endpointId: number
+}
+
+export interface ExpansionPayload {
+  batchId: number
+  /** The batch's queued records when the run before this one found the queue full enough. */
+  seen?: number
+  /** How long that run waited before this one. */
+  waitedMs?: number
 }
 
 function queueKey(connectionId: number): string {
@@ -87,6 +97,37 @@ export function webhookRunRequest(db: Db, endpoints: Fragment, delayMs = 0): Fra
        from (${endpoints}) e`,
     delayMs,
   )
+}
+
+/**
+ * A query that asks for an expansion run of each batch `batches` yields (a query of `batch_id`),
+ * after `delayMs`: keyed per batch and in a named queue of its own, so that one batch is expanded
+ * by one job at a time, whatever the number of worker processes.
+ */
+export function expansionRunRequest(
+  db: Db,
+  batches: Fragment,
+  delayMs = 0,
+  progress: Omit<ExpansionPayload, 'batchId'> = {},
+): Fragment {
+  return keyedRunRequest(
+    db,
+    EXPAND_TASK,
+    db`select 'batch:' || x.batch_id as key,
+         (jsonb_build_object('batchId', x.batch_id) || ${db.json({ ...progress })}::jsonb)::json as payload
+       from (${batches}) x`,
+    delayMs,
+  )
+}
+
+/** Asks for an expansion run of the batch after `delayMs` (see expansionRunRequest). */
+export async function scheduleExpansion(
+  db: Db,
+  batchId: number,
+  delayMs = 0,
+  progress: Omit<ExpansionPayload, 'batchId'> = {},
+): Promise<void> {
+  await db`${expansionRunRequest(db, db`select ${batchId}::int as batch_id`, delayMs, progress)}`
 }
 
 /** Asks for a run of the endpoint's deliveries after `delayMs` (see webhookRunRequest). */

@@ -1,9 +1,9 @@
 import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
-import type { Payload } from './audiences.ts'
+import { type MemberLinkSigning, memberLink, type Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
-import { queueRunComing, queueRunRequest } from './jobs.ts'
+import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
@@ -308,38 +308,74 @@ export async function enqueueMessages(
     select id, queued_at from queued, (select count(*) from run) as requested order by id`
 }
 
-/** A batch's recipients, queued from an audience inside PostgreSQL. */
-export interface BatchRecipients {
+/** A batch whose recipients are moved from their store into the outbox (see moveBatchRecipients). */
+export interface ExpandingBatch {
+  id: number
   accountId: number
-  connectionId: number
+  /** Null once the connection was deleted: the recipients then go in as failed. */
+  connectionId: number | null
   from: string
-  batchId: number
   contentId: number
-  /** Rows (email, payload, id, unsubscribe_url): the members, queued in `id` order. */
-  members: Fragment
+  /** The API request that created the batch. */
+  requestId: string | null
 }
 
 /**
- * Queues one record per member, each holding its recipient and payload (the content is the
- * batch's, rendered when sent), under a new Message-ID in the sender's domain, as newMessageId
- * makes them; and asks for a run of the connection's queue. One statement whatever the number of
- * members: they never come into the process. Returns how many were queued.
+ * Moves up to `limit` of the batch's next recipients, in their order, from their store into the
+ * outbox in one statement, from the first block of the store: taken off it, inserted here, so
+ * that a crash at any moment neither loses nor duplicates one. Each record holds its recipient
+ * and payload (the content is the batch's, rendered when sent), with the member's unsubscribe link
+ * signed with `links` (in the payload as `unsubscribe_url`, reserved: it wins over a payload's
+ * own), under a new Message-ID in the sender's domain, as newMessageId makes them. Queued, with a
+ * run of the connection's queue asked for; or, when the connection was deleted, failed as the
+ * mail queued on it was, with their email.failed events. Returns whether any are left.
  */
-export async function enqueueBatchRecipients(db: Db, batch: BatchRecipients): Promise<number> {
+export async function moveBatchRecipients(
+  tx: Db,
+  batch: ExpandingBatch,
+  links: MemberLinkSigning | null,
+  limit: number,
+): Promise<boolean> {
   const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
-  const [row] = await db<{ queued: number }[]>`
-    with queued as (
-      insert into outbox (account_id, connection_id, status, from_address, to_addresses, content_id, payload,
+  const gone = batch.connectionId === null
+  // The queue's run, or the webhook deliveries' of the events; referring to it makes it happen.
+  const [runs, requested] =
+    batch.connectionId === null
+      ? [recordedEvents(tx, emailEvents(tx)), eventsRecorded(tx)]
+      : [tx`run as (${queueRunRequest(tx, batch.connectionId)})`, tx`(select count(*) from run)`]
+  const link = links ? memberLink(tx, links, tx`taken.member_id`) : tx`null::text`
+  const [row] = await tx<{ left: boolean }[]>`
+    with block as (
+      select block, recipients, jsonb_array_length(recipients) > ${limit} as split
+      from batch_recipients where batch_id = ${batch.id} order by block limit 1
+    ), taken as (
+      -- A member without payload was stored with a JSON null.
+      select r.value ->> 0 as email, nullif(r.value -> 1, 'null') as payload, (r.value ->> 2)::int as member_id, r.n
+      from block, jsonb_array_elements(block.recipients) with ordinality as r(value, n)
+      where r.n <= ${limit}
+    ), rest as (
+      update batch_recipients s set recipients = jsonb_path_query_array(s.recipients, ${`$[${limit} to last]`}::jsonpath)
+      from block where s.batch_id = ${batch.id} and s.block = block.block and block.split
+    ), emptied as (
+      delete from batch_recipients s
+      using block where s.batch_id = ${batch.id} and s.block = block.block and not block.split
+    ), record as (
+      insert into outbox (account_id, connection_id, status, error, from_address, to_addresses, content_id, payload,
                           message_id, batch_id, unsubscribe_url, next_attempt_at, request_id)
-      select ${batch.accountId}::int, ${batch.connectionId}::int, 'queued', ${batch.from}::text, array[m.email],
-             ${batch.contentId}::int, m.payload, '<' || gen_random_uuid() || '@' || ${domain}::text || '>',
-             ${batch.batchId}::int, m.unsubscribe_url, mailroom_now(), ${currentRequestId() ?? null}::text
-      from (${batch.members}) m
-      order by m.id
-      returning 1
-    ), run as (${queueRunRequest(db, batch.connectionId)})
-    select (select count(*) from queued)::int as queued, (select count(*) from run) as requested`
-  return row?.queued ?? 0
+      select ${batch.accountId}::int, ${batch.connectionId}::int, ${gone ? 'failed' : 'queued'}::text,
+             ${gone ? CONNECTION_DELETED : null}::text, ${batch.from}::text, array[t.email], ${batch.contentId}::int,
+             ${links ? tx`coalesce(t.payload, '{}') || jsonb_build_object('unsubscribe_url', t.url)` : tx`t.payload`},
+             '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
+             t.url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text
+      from (select taken.*, ${link} as url from taken) t
+      order by t.n
+      returning ${EVENT_COLUMNS(tx)}
+    ), ${runs}
+    select coalesce((select split from block), false)
+        or exists (select 1 from batch_recipients s, block
+                   where s.batch_id = ${batch.id} and s.block > block.block) as left,
+      ${requested} as requested`
+  return row?.left ?? false
 }
 
 /** A claimed message and what its retry schedule needs. */
@@ -428,9 +464,21 @@ function backToQueue(db: Db, error: string) {
 
 /**
  * A deleted connection fails the mail still waiting on it, with its email.failed events and the
- * ends of the batches it was the rest of; run in the deleting transaction.
+ * ends of the batches it was the rest of; run in the deleting transaction. Its batches' recipients
+ * not yet in the outbox are failed the same way by their expansion, asked for here. The batches
+ * are locked first, as an expansion locks its batch before it queues on the connection: a chunk
+ * being moved now is committed before the queued mail is failed, and a later one finds the
+ * connection gone.
  */
 export async function failQueuedOfConnection(tx: Db, connectionId: number): Promise<void> {
+  await tx`
+    with locked as (
+      select b.id from batches b where b.connection_id = ${connectionId} order by b.id for update
+    ), run as (${expansionRunRequest(
+      tx,
+      tx`select l.id as batch_id from locked l where exists (select 1 from batch_recipients r where r.batch_id = l.id)`,
+    )})
+    select count(*) from run`
   const batches = await tx<{ batch_id: number }[]>`
     with record as (
       update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
@@ -439,10 +487,18 @@ export async function failQueuedOfConnection(tx: Db, connectionId: number): Prom
       returning ${EVENT_COLUMNS(tx)}
     ), ${recordedEvents(tx, emailEvents(tx))}
     select distinct r.batch_id from record r where r.batch_id is not null and ${eventsRecorded(tx)} >= 0`
-  if (batches.length === 0) return
+  await recordBatchEnds(
+    tx,
+    batches.map((b) => b.batch_id),
+  )
+}
+
+/** The end events of `batchIds` that have ended, by the caller's earlier statements (see mailroom_batch_end_event). */
+export async function recordBatchEnds(tx: Db, batchIds: number[]): Promise<void> {
+  if (batchIds.length === 0) return
   await tx`
     with settled_batches as (
-      select unnest(${batches.map((b) => b.batch_id)}::int[]) as batch_id, null::int[] as ids, null::text[] as statuses
+      select unnest(${batchIds}::int[]) as batch_id, null::int[] as ids, null::text[] as statuses
     ), ${recordedEvents(tx, batchEndEvent(tx))}
     select ${eventsRecorded(tx)}`
 }
@@ -586,11 +642,16 @@ export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): 
   return gone.count
 }
 
-/** Mail waiting on the account's connection: what deleting it would fail. */
+/**
+ * Mail waiting on the account's connection, its batches' recipients not yet in the outbox
+ * included: what deleting it would fail.
+ */
 export async function queuedOnConnection(db: Db, accountId: number, connectionId: number): Promise<number> {
   const [row] = await db<{ queued: number }[]>`
-    select count(*)::int as queued from outbox
-    where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued'`
+    select ((select count(*) from outbox
+             where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued')
+          + (select coalesce(sum(jsonb_array_length(r.recipients)), 0) from batch_recipients r join batches b on b.id = r.batch_id
+             where b.account_id = ${accountId} and b.connection_id = ${connectionId}))::int as queued`
   return row?.queued ?? 0
 }
 

@@ -1,8 +1,11 @@
 import { EventEmitter } from 'node:events'
 import { run, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
+import { DEFAULT_EXPANSION, type ExpansionPolicy, expandBatch } from '../batches/expansion.ts'
 import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
 import {
+  EXPAND_TASK,
+  type ExpansionPayload,
   PROBE_TASK,
   type ProbePayload,
   PURGE_TASK,
@@ -45,6 +48,8 @@ export interface WorkerOptions {
   /** Webhook endpoints whose deliveries are sent at once in this process. */
   webhookConcurrency: number
   webhooks: WebhookPolicy
+  /** How batches' recipients are moved into the outbox, ahead of delivery. */
+  expansion: ExpansionPolicy
 }
 
 const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
@@ -54,6 +59,7 @@ const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   probeIntervalMs: PROBE_INTERVAL_MS,
   webhookConcurrency: 4,
   webhooks: DEFAULT_WEBHOOK_POLICY,
+  expansion: DEFAULT_EXPANSION,
 }
 
 /**
@@ -130,6 +136,10 @@ export async function startWorker(
           const result = await probeConnection(services, connectionId)
           if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
           if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
+        },
+        [EXPAND_TASK]: async (payload) => {
+          const links = { secret: services.secret, publicUrl: services.config.publicUrl }
+          await expandBatch({ sql, links }, payload as ExpansionPayload, options.expansion)
         },
         [PURGE_TASK]: async () => {
           const purged = await purgeExpired(sql)

@@ -368,10 +368,10 @@ describe('POST /send/batch: connection selection (rulings, /enqueue-batches colu
       standard(403, 'CONNECTION_SCOPE_MISMATCH'),
     )
     expect((await postBatch(app, scoped.key, { ...body, from: second.from })).status).toBe(200)
-    // Without `from`, the scoped connection is used, not the default.
+    // Without `from`, the scoped connection is used, not the default (its records get the batch's).
     const id = (await postBatch(app, scoped.key, body)).body.batch_id
     const [row] = await app.services.sql<{ connection_id: number }[]>`
-      select connection_id from outbox where batch_id = ${id}`
+      select connection_id from batches where id = ${id}`
     expect(row?.connection_id).toBe(second.id)
   })
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { authenticate } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
+import { expandNow } from '../support/batches.ts'
 import { type Client, expectRedirect, signedIn, textOf } from '../support/dashboard.ts'
 import { startSink } from '../support/sending.ts'
 
@@ -658,6 +659,8 @@ describe('batches', () => {
         },
       }),
     )
+    // No worker here: its recipients are moved into the outbox as it would, then made to fail.
+    await expandNow(app, created.batch_id as number)
     await app.services.sql`
       update outbox set status = 'failed', error = '550 no', attempts = 1, next_attempt_at = null
       where batch_id = ${created.batch_id as number}`

@@ -6,6 +6,7 @@
  */
 import { execFile } from 'node:child_process'
 import { expect } from 'vitest'
+import { DEFAULT_EXPANSION, type ExpansionPolicy, expandBatch } from '../../src/batches/expansion.ts'
 import type { TestApp } from './app.ts'
 import { humanText } from './matchers.ts'
 import { mailroomEnv, ROOT, waitFor, waitForMatch } from './queue.ts'
@@ -134,6 +135,26 @@ export async function templateWith(
   )
   if (created.status !== 201) throw new Error(`template refused: ${JSON.stringify(created.body)}`)
   return created.body.template.id as number
+}
+
+/**
+ * Moves the batch's stored recipients into the outbox now, all of them, as the worker's
+ * expansion would (for tests that run no worker, or want its steps under `policy`).
+ */
+export async function expandNow(
+  app: TestApp,
+  batchId: number,
+  policy: Partial<ExpansionPolicy> = { ahead: Number.MAX_SAFE_INTEGER },
+): Promise<void> {
+  const { sql, secret, config } = app.services
+  await expandBatch(
+    { sql, links: { secret, publicUrl: config.publicUrl } },
+    { batchId },
+    {
+      ...DEFAULT_EXPANSION,
+      ...policy,
+    },
+  )
 }
 
 /** The temporary audience behind a `recipients` batch (the API does not show its id). */

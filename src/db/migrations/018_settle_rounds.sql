@@ -3,7 +3,7 @@
 -- `settled_statuses` are their ids and new statuses (null when the caller settled none, as when
 -- a deleted connection fails its queue). Whether a function called by a statement sees that
 -- statement's own changes does not matter: the settled records are left out of what it reads
--- and counted from the arguments.
+-- and counted from the arguments. A batch with recipients still in its store (015) has not ended.
 drop function mailroom_batch_end_event(integer, integer, text);
 
 create function mailroom_batch_end_event(batch integer, settled integer[], settled_statuses text[])
@@ -26,7 +26,7 @@ begin
   if exists (
     select 1 from outbox o where o.batch_id = batch and o.id <> all(coalesce(settled, '{}'))
       and o.status in ('queued', 'sending')
-  ) then
+  ) or exists (select 1 from batch_recipients r where r.batch_id = batch) then
     return;
   end if;
   select count(*) filter (where o.status = 'sent')::int, count(*) filter (where o.status = 'failed')::int

@@ -7,11 +7,7 @@ import { boundedBody } from '../json-body.ts'
 
 export function registerCreateBatch(api: Api) {
   api.openapi(proOnly('batches', boundedBody(createBatchRoute, checkBatchCounts)), async (c) => {
-    const { sql, secret, config } = c.get('services')
-    const created = await createBatch(sql, c.get('caller'), c.req.valid('json'), {
-      secret,
-      publicUrl: config.publicUrl,
-    })
+    const created = await createBatch(c.get('services').sql, c.get('caller'), c.req.valid('json'))
     return c.json(created, 200)
   })
 }
