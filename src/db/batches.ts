@@ -1,5 +1,5 @@
 import type { Plan } from '../plans.ts'
-import { expansionRunRequest } from './jobs.ts'
+import { expansionRunComing, expansionRunRequest } from './jobs.ts'
 import { type BatchContent, batchProgress, type ExpandingBatch } from './outbox.ts'
 import type { Db, Fragment } from './sql.ts'
 
@@ -110,6 +110,19 @@ export async function lockExpandingBatch(tx: Db, batchId: number): Promise<Expan
 }
 
 /** Stores a batch's content once: the template its recipients' messages are rendered from. */
+/**
+ * Batches with recipients still in their store and no expansion run coming (graphile-worker gave
+ * up on it, or it was lost), created more than `graceMs` ago: the sweep asks for their runs.
+ */
+export async function batchesWithStrandedRecipients(db: Db, graceMs: number): Promise<number[]> {
+  const rows = await db<{ id: number }[]>`
+    select b.id from batches b
+    where exists (select 1 from batch_recipients r where r.batch_id = b.id)
+      and b.created_at <= now() - ${graceMs} * interval '1 millisecond'
+      and not ${expansionRunComing(db, db`b.id`)}`
+  return rows.map((r) => r.id)
+}
+
 export async function insertBatchContent(tx: Db, accountId: number, content: BatchContent): Promise<number> {
   const [row] = await tx<{ id: number }[]>`
     insert into batch_contents (account_id, subject, text_body, html_body)

@@ -149,14 +149,24 @@ export async function scheduleProbe(db: Db, connectionId: number, delayMs: numbe
       run_at => now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond', job_key => ${key}::text)`
 }
 
+/** A condition: the keyed run `prefix` + `id` (an SQL expression) will run. */
+function runComing(db: Db, prefix: 'queue:' | 'webhook:' | 'batch:', id: Fragment): Fragment {
+  return db`exists (select 1 from graphile_worker.jobs j where j.key = ${prefix} || ${id} and ${willRun(db)})`
+}
+
 /** A condition on `connectionId` (an SQL expression): a run of that connection's queue will run. */
 export function queueRunComing(db: Db, connectionId: Fragment): Fragment {
-  return db`exists (select 1 from graphile_worker.jobs j where j.key = 'queue:' || ${connectionId} and ${willRun(db)})`
+  return runComing(db, 'queue:', connectionId)
 }
 
 /** A condition on `endpointId` (an SQL expression): a run of that endpoint's deliveries will run. */
 export function webhookRunComing(db: Db, endpointId: Fragment): Fragment {
-  return db`exists (select 1 from graphile_worker.jobs j where j.key = 'webhook:' || ${endpointId} and ${willRun(db)})`
+  return runComing(db, 'webhook:', endpointId)
+}
+
+/** A condition on `batchId` (an SQL expression): an expansion run of that batch will run. */
+export function expansionRunComing(db: Db, batchId: Fragment): Fragment {
+  return runComing(db, 'batch:', batchId)
 }
 
 /**

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
-import { orphanedJobWorkers, scheduleQueueRun, scheduleWebhookRun, unlockJobWorkers } from '../db/jobs.ts'
+import { batchesWithStrandedRecipients } from '../db/batches.ts'
+import {
+  orphanedJobWorkers,
+  scheduleExpansion,
+  scheduleQueueRun,
+  scheduleWebhookRun,
+  unlockJobWorkers,
+} from '../db/jobs.ts'
 import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 import { endpointsWithStrandedDeliveries, releaseOrphanedDeliveries } from '../db/webhooks.ts'
@@ -48,7 +55,7 @@ export class Claimant {
  * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
  * four-hour lock timeout. Messages claimed in this process's name that it lost track of go back
  * too, once older than a heartbeat (a claim being made now is held before it commits). Due mail
- * that has no queue run coming gets one. Returns how many dead
+ * that has no queue run coming gets one, and so does a batch with recipients still to move. Returns how many dead
  * processes were found and how many connections' queues were given a run.
  */
 export async function beatAndSweep(
@@ -73,6 +80,10 @@ export async function beatAndSweep(
     const stranded = await connectionsWithStrandedMail(tx, HEARTBEAT_MS)
     const connections = new Set([...released, ...stranded])
     for (const connectionId of connections) await scheduleQueueRun(tx, connectionId)
+    // A batch's recipients still in its store the same way: moved on by a run of its expansion.
+    for (const batchId of await batchesWithStrandedRecipients(tx, HEARTBEAT_MS)) {
+      await scheduleExpansion(tx, batchId)
+    }
     // Webhook deliveries the same way: sent again (same webhook-id) when their worker died.
     const endpoints = new Set([
       ...(await releaseOrphanedDeliveries(

@@ -238,6 +238,27 @@ describe('while it is expanded', () => {
       expect.objectContaining({ batch_id: id, sent_count: 0, failed_count: TOTAL }),
     ])
   })
+
+  it('a batch whose expansion run was lost (graphile-worker gave up on it) is moved on by the sweep', {
+    timeout: 60_000,
+  }, async () => {
+    const s = await startSender(app, 'store-stranded', { plan: 'pro' })
+    const members = addresses('stranded', 5).map((email) => ({ email }))
+    const id = await createdBatch(app, s.key, {
+      template,
+      audience_id: await audienceWith(app, s.key, members),
+    })
+    await app.services.sql`select graphile_worker.remove_job(${`batch:${id}`})`
+    // Longer ago than the sweep's grace, as a run given up on after its retries would be.
+    await app.services.sql`update batches set created_at = now() - interval '1 hour' where id = ${id}`
+    // A worker's sweep, at its start and every heartbeat, asks for the run nothing else would.
+    await app.worker()
+    expect(await waitForBatchEnd(app, s.key, id, 30_000)).toMatchObject({
+      status: 'completed',
+      sent_count: 5,
+    })
+    expect(await placement(id)).toMatchObject({ outbox: 5, stored: 0 })
+  })
 })
 
 describe('crashes and concurrency', () => {
