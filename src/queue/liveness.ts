@@ -55,8 +55,8 @@ export class Claimant {
  * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
  * four-hour lock timeout. Messages claimed in this process's name that it lost track of go back
  * too, once older than a heartbeat (a claim being made now is held before it commits). Due mail
- * that has no queue run coming gets one, and so does a batch with recipients still to move. Returns how many dead
- * processes were found and how many connections' queues were given a run.
+ * that has no queue run coming gets one, and so does a batch with recipients still to move.
+ * Returns how many dead processes were found and how many connections' queues were given a run.
  */
 export async function beatAndSweep(
   sql: Sql,
