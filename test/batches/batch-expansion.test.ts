@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
 import type { ExpansionPolicy } from '../../src/batches/expansion.ts'
 import { deleteConnection, pauseConnection } from '../../src/connections/connections.ts'
@@ -28,14 +28,11 @@ import {
 } from '../support/batches.ts'
 import { mailroomEnv, spawnMailroom, waitFor } from '../support/queue.ts'
 import { type Sender, startSender } from '../support/sending.ts'
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts'
+import { useWebhookReceivers } from '../support/webhook-receiver.ts'
 
 const app = useTestApp()
-const receivers: WebhookReceiver[] = []
+const startReceiver = useWebhookReceivers()
 afterEach(() => app.stopWorkers())
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()))
-})
 
 /** A few recipients at a time, so that a small batch is expanded in many steps. */
 const SMALL_STEPS: ExpansionPolicy = { chunk: 3, ahead: 4, recheckMs: 20, maxRecheckMs: 100 }
@@ -61,8 +58,7 @@ async function placement(batchId: number) {
 
 /** An endpoint of the sender's account listening to `events`. */
 async function endpointFor(s: Sender, events: string[]): Promise<void> {
-  const receiver = await startWebhookReceiver()
-  receivers.push(receiver)
+  const receiver = await startReceiver()
   const res = await app.request('/webhooks', {
     method: 'POST',
     key: s.key,

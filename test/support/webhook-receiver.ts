@@ -5,6 +5,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifyWebhook, type WebhookEvent } from '@mailroom/sdk'
+import { afterAll } from 'vitest'
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders
@@ -53,4 +54,17 @@ export async function verified(
 ): Promise<WebhookEvent & { id: string }> {
   const event = await verifyWebhook(request.body, request.headers, secret)
   return { ...event, id: String(request.headers['webhook-id']) }
+}
+
+/** Starts receivers for a test file, all closed after its tests. */
+export function useWebhookReceivers(): (answer?: Answer) => Promise<WebhookReceiver> {
+  const receivers: WebhookReceiver[] = []
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()))
+  })
+  return async (answer) => {
+    const receiver = await startWebhookReceiver(answer)
+    receivers.push(receiver)
+    return receiver
+  }
 }

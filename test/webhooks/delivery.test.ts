@@ -4,7 +4,7 @@
  * webhook-id; a receiver that hangs is timed out; an endpoint failing for too long is disabled
  * with its reason.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createAudience } from '../../src/audiences/audiences.ts'
 import { createForm } from '../../src/forms/forms.ts'
 import { WebhookEventTypeSchema } from '../../src/generated/routes.ts'
@@ -15,20 +15,12 @@ import { useTestApp } from '../support/app.ts'
 import { createdBatch, waitForBatchEnd } from '../support/batches.ts'
 import { email, enqueued, waitFor } from '../support/queue.ts'
 import { postSend, type Sender, startSender } from '../support/sending.ts'
-import {
-  type Answer,
-  startWebhookReceiver,
-  verified,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.ts'
+import { type Answer, useWebhookReceivers, verified } from '../support/webhook-receiver.ts'
 
 const app = useTestApp()
-const receivers: WebhookReceiver[] = []
+const startReceiver = useWebhookReceivers()
 // Each test's worker has its own policy: one left running would take the next test's jobs.
 afterEach(() => app.stopWorkers())
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()))
-})
 
 const ALL_EVENTS = WebhookEventTypeSchema.options
 
@@ -40,8 +32,7 @@ function workerWith(webhooks: Partial<WorkerOptions['webhooks']> = {}) {
 }
 
 async function endpointFor(s: Sender, answer?: Answer, events = ALL_EVENTS) {
-  const receiver = await startWebhookReceiver(answer)
-  receivers.push(receiver)
+  const receiver = await startReceiver(answer)
   const res = await app.request('/webhooks', {
     method: 'POST',
     key: s.key,
