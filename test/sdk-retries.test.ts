@@ -14,6 +14,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest'
 import { seedAccount, useTestApp } from './support/app.ts'
 import { type LossyProxy, startLossyProxy } from './support/lossy-proxy.ts'
+import { waitFor } from './support/queue.ts'
 import { fresh, replayOf, type SenderOptions, startSender } from './support/sending.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -258,8 +259,13 @@ describe('timeout', () => {
     expect(key).toMatch(UUID)
     expect(attempts.map((a) => a.idempotencyKey)).toEqual([key, key])
 
-    // Once the SMTP server accepted it, the same key replays the one email.
+    // Once the SMTP server accepted it and the service recorded so, the same key replays the one email.
     await s.sink.waitForMessages(1, 15_000)
+    await waitFor('the attempt recorded sent', async () => {
+      const [row] = await app.services.sql<{ status: string }[]>`
+        select status from outbox where connection_id = ${s.connectionId}`
+      return row?.status === 'sent' ? true : undefined
+    })
     const replay = await mailroom.send(email(), { idempotencyKey: key })
     expect(replay).toEqual(replayOf(fresh(s.from)))
     expect(s.sink.messages).toHaveLength(1)
