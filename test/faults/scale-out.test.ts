@@ -264,6 +264,18 @@ describe('two API processes and two worker processes on one database', () => {
     startWorkerProcess()
     startWorkerProcess()
     const apis = await Promise.all([startApi(), startApi()])
+    // Both worker processes take jobs before any mail is due: one still starting while the other
+    // drains the queues in rounds would leave it nothing to take part in.
+    await waitFor(
+      'both worker processes taking jobs',
+      async () => {
+        const [row] = await app.services.sql<{ n: number }[]>`
+          select count(*)::int as n from worker_processes where cardinality(job_worker_ids) > 0`
+        return (row?.n ?? 0) >= 2 ? true : undefined
+      },
+      60_000,
+      200,
+    )
     const api = (n: number) => apis[n % 2] as string
     const json = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' })
 
