@@ -41,13 +41,19 @@ function queueKey(connectionId: number): string {
   return `queue:${connectionId}`
 }
 
+/** How long the sweep lets a failed run wait for its next try before it asks for one now. */
+const FAILED_RUN_PATIENCE_MS = 60_000
+
 /**
- * A job that will still run: waiting with attempts left, or under way. graphile-worker keeps a
- * job it gave up on (attempts used up) under its key; such a job promises nothing, so a queue's
- * liveness never rests on one.
+ * A job that will run soon enough: under way, or waiting with attempts left, unless it failed
+ * and waits out graphile-worker's back-off for longer than a minute. graphile-worker keeps a job
+ * it gave up on (attempts used up) under its key; such a job promises nothing. A run that failed
+ * (the database went away, say) may wait minutes for its next try: liveness rests on neither, so
+ * the sweep asks for a run now, which replaces it.
  */
 function willRun(db: Db): Fragment {
-  return db`(j.locked_at is not null or j.attempts < j.max_attempts)`
+  return db`(j.locked_at is not null or (j.attempts < j.max_attempts
+    and (j.last_error is null or j.run_at <= now() + ${FAILED_RUN_PATIENCE_MS} * interval '1 millisecond')))`
 }
 
 /**

@@ -4,11 +4,12 @@
  * nor the liveness sweep may take that dead job for a run still coming. And a message claimed in
  * a live process's name that the process lost track of goes back to the queue.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { registerProcess } from '../../src/db/worker-processes.ts'
 import { beatAndSweep, Claimant, HEARTBEAT_MS, type HeldIds } from '../../src/queue/liveness.ts'
 import { useTestApp } from '../support/app.ts'
-import { enqueued, waitForOutboxStatus } from '../support/queue.ts'
+import { enqueued, outboxRecord, waitForOutboxStatus } from '../support/queue.ts'
 import { type Sender, startSender } from '../support/sending.ts'
 
 // A database of its own for each test: the sweep must find only that test's stranded mail.
@@ -43,6 +44,34 @@ describe('a queue run graphile-worker gave up on', () => {
     // every heartbeat.
     await waitForOutboxStatus(app, s.accountId, id, 'sent', 20_000)
     expect(s.sink.messages).toHaveLength(1)
+  })
+})
+
+describe('a queue run that failed (the database went away, say)', () => {
+  it('is not left to wait out a long back-off: the sweep gives its due mail a run now', async () => {
+    const s = await startSender(app, 'failed-run', { plan: 'pro' })
+    const id = await enqueued(app, s.key)
+    // graphile-worker's back-off after a few failures: the next try ten minutes away.
+    const failed = await app.services.sql`
+      update graphile_worker._private_jobs set attempts = 4, last_error = 'connect ECONNREFUSED',
+        run_at = now() + interval '10 minutes'
+      where key = ${`queue:${s.connectionId}`} returning id`
+    expect(failed).toHaveLength(1)
+    await app.worker()
+    await waitForOutboxStatus(app, s.accountId, id, 'sent', 20_000)
+    expect(s.sink.messages).toHaveLength(1)
+  })
+
+  it('a run waiting without a failure (a quota window, a pause) is left as it is', async () => {
+    const s = await startSender(app, 'waiting-run', { plan: 'pro' })
+    const id = await enqueued(app, s.key)
+    await app.services.sql`
+      update graphile_worker._private_jobs set run_at = now() + interval '10 minutes'
+      where key = ${`queue:${s.connectionId}`}`
+    await app.worker()
+    // Two heartbeats: the sweep has looked at least twice.
+    await sleep(2 * HEARTBEAT_MS + 1_000)
+    expect(await outboxRecord(app, s.accountId, id)).toMatchObject({ status: 'queued', attempts: 0 })
   })
 })
 
