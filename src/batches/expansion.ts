@@ -28,9 +28,9 @@ export const DEFAULT_EXPANSION: ExpansionPolicy = {
  * holds `ahead` records; then asks for another run for when a chunk's room will have drained, at
  * the pace the queue drained since the last run (later and later while it does not drain: a
  * paused connection). Each record carries its member's unsubscribe link, signed as it is moved
- * (`links`: the service's secret and public URL). Once the connection is deleted, every recipient left goes in as failed,
- * chunk after chunk, and the batch's end is recorded after the last. A crash between chunks
- * loses nothing: the job runs again and carries on from the store.
+ * (`links`: the service's secret and public URL). Once the connection is deleted, every
+ * recipient left goes in as failed, chunk after chunk, and the batch's end is recorded after the
+ * last. A crash between chunks loses nothing: the job runs again and carries on from the store.
  */
 export async function expandBatch(
   { sql, links }: { sql: Sql; links: UnsubscribeLinks },

@@ -5,6 +5,7 @@ import { type MemberLinkSigning, memberLink, type Payload } from './audiences.ts
 import { clearFailures, mayGoNow } from './connections.ts'
 import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
+import type { Limits, UnitsWhere } from './usage.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
@@ -78,22 +79,12 @@ export interface OutboxMessage {
 }
 
 /** Where a send's units were taken, so that a give-back returns them to the same windows. */
-export interface Reservation {
-  usageDay: string | null
-  quotaWindow: Date | null
-}
+export type Reservation = UnitsWhere
 
 /** The bodies of a message, kept with its record. */
 export interface MessageBodies {
   text_body?: string | undefined
   html_body?: string | undefined
-}
-
-/** Notes where the attempt's units were taken, for a give-back. */
-export async function recordReservation(tx: Db, id: number, reservation: Reservation): Promise<void> {
-  if (reservation.usageDay === null && reservation.quotaWindow === null) return
-  await tx`
-    update outbox set usage_day = ${reservation.usageDay}, quota_window = ${reservation.quotaWindow} where id = ${id}`
 }
 
 /** How an attempt went, as its line in the record's history says it. */
@@ -420,7 +411,7 @@ export function claimDue(
   connectionId: number,
   processId: string,
   limit: number,
-  counted: { daily: boolean; quotaPeriod: 'day' | 'hour' | null },
+  counted: Pick<Limits, 'dailyLimit' | 'quota'>,
 ): Promise<ClaimedMessage[]> {
   return tx<ClaimedMessage[]>`
     with next as (
@@ -431,8 +422,8 @@ export function claimDue(
       for update skip locked
     )
     update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
-      usage_day = case when ${counted.daily} then (mailroom_now() at time zone 'UTC')::date end,
-      quota_window = date_trunc(${counted.quotaPeriod}, mailroom_now(), 'UTC'), updated_at = now()
+      usage_day = case when ${counted.dailyLimit !== null} then (mailroom_now() at time zone 'UTC')::date end,
+      quota_window = date_trunc(${counted.quota?.period ?? null}, mailroom_now(), 'UTC'), updated_at = now()
     from next, connections c
     where o.id = next.id and c.id = o.connection_id and ${mayGoNow(tx)}
     returning o.id, o.attempts, o.failures, o.deferrals,

@@ -32,33 +32,30 @@ export interface LimitRefusal {
   resetsAt: Date | null
 }
 
-export type Units = ({ granted: number } & UnitsWhere) | ({ granted: 0 } & LimitRefusal)
+export type Units = { granted: number } | ({ granted: 0 } & LimitRefusal)
 
 /**
  * Takes up to `wanted` units of every limit at once, under the counters' row locks, in one
  * statement (mailroom_take_units): the grant is the least any limit allows, or none, with the
- * first limit that allows none and how long until it does.
+ * first limit that allows none and how long until it does. They count in this transaction's day
+ * and quota window.
  */
 export async function takeUnits(db: Db, limits: Limits, wanted: number): Promise<Units> {
   const [row] = await db<
     {
       granted: number
-      usage_day: string | null
-      quota_window: Date | null
       refused: LimitRefusal['refused'] | null
       used: number
       wait_ms: number
       resets_at: Date | null
     }[]
   >`
-    select granted, usage_day::text, quota_window, refused, used, wait_ms, resets_at
+    select granted, refused, used, wait_ms, resets_at
     from mailroom_take_units(${limits.accountId}::int, ${limits.dailyLimit}::int, ${limits.connectionId}::int,
       ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text,
       ${limits.bucket.capacity}::float8, ${limits.bucket.perSecond}::float8, ${wanted}::int)`
   if (!row) throw new Error('mailroom_take_units answered nothing')
-  if (row.refused === null) {
-    return { granted: row.granted, usageDay: row.usage_day, quotaWindow: row.quota_window }
-  }
+  if (row.refused === null) return { granted: row.granted }
   return { granted: 0, refused: row.refused, used: row.used, waitMs: row.wait_ms, resetsAt: row.resets_at }
 }
 

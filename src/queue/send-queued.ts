@@ -14,7 +14,7 @@ import {
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
-import { countedLimits, type Reservation, release, reserveUpTo } from '../quota/reservations.ts'
+import { type Reservation, release, reserveUpTo, sendingLimits } from '../quota/reservations.ts'
 import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
@@ -97,9 +97,10 @@ export async function claimQueued(
   try {
     return await context.sql.begin(async (tx) => {
       const { account_id: accountId, plan } = connection
-      const due = await claimDue(tx, connection.id, claimant.id, wanted, countedLimits(plan, connection))
+      const limits = sendingLimits(plan, accountId, connection)
+      const due = await claimDue(tx, connection.id, claimant.id, wanted, limits)
       if (due.length === 0) throw new NothingDue()
-      const { granted } = await reserveUpTo(tx, plan, accountId, connection, due.length)
+      const granted = await reserveUpTo(tx, plan, accountId, connection, due.length)
       const messages = due.slice(0, granted)
       for (const { id } of messages) {
         held.push(id)

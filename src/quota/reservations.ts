@@ -9,9 +9,11 @@ import { limitReached } from './refusals.ts'
 export type { Reservation }
 
 /**
- * Reserves units for up to `wanted` messages at once (the queue claims several): as many as
- * every limit allows, at least one, inside the caller's transaction; otherwise throws the
- * refusal of the first limit that allows none, in the rulings' order, having taken nothing.
+ * Reserves units for up to `wanted` messages at once (the queue claims several) inside the
+ * caller's transaction, and answers how many: as many as every limit allows, at least one;
+ * otherwise throws the refusal of the first limit that allows none, in the rulings' order,
+ * having taken nothing. The day and quota window they count in are this transaction's (see
+ * claimDue).
  */
 export async function reserveUpTo(
   tx: Db,
@@ -19,10 +21,10 @@ export async function reserveUpTo(
   accountId: number,
   connection: SendingConnection,
   wanted: number,
-): Promise<{ granted: number; reservation: Reservation }> {
+): Promise<number> {
   const units = await takeUnits(tx, sendingLimits(plan, accountId, connection), wanted)
   if ('refused' in units) throw limitReached(plan, accountId, connection, units)
-  return { granted: units.granted, reservation: { usageDay: units.usageDay, quotaWindow: units.quotaWindow } }
+  return units.granted
 }
 
 /** Gives back what a send reserved when nothing was sent. */
@@ -33,17 +35,6 @@ export function release(
   reservation: Reservation,
 ): Promise<void> {
   return giveBack(db, accountId, connectionId, reservation)
-}
-
-/** Which counters a send through `connection` takes units of, besides its pacing bucket. */
-export function countedLimits(
-  plan: Plan,
-  connection: SendingConnection,
-): { daily: boolean; quotaPeriod: 'day' | 'hour' | null } {
-  return {
-    daily: Number.isFinite(PLAN_LIMITS[plan].dailyEmails),
-    quotaPeriod: connection.quota === null ? null : connection.quota_period,
-  }
 }
 
 /** The limits a send through `connection` counts against. */
