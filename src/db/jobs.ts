@@ -81,14 +81,20 @@ export function queueRunRequest(db: Db, connectionId: number, delayMs = 0): Frag
  * `payload`), each keyed and in a named queue of its own (see queueRunRequest).
  */
 function keyedRunRequest(db: Db, task: string, runs: Fragment, delayMs: number): Fragment {
-  const runAt = db`now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond'`
+  const delay = Math.max(0, Math.ceil(delayMs))
+  const runAt = db`now() + ${delay}::int * interval '1 millisecond'`
+  const waiting = db`select 1 from graphile_worker.jobs j
+    where j.key = r.key and j.locked_at is null and j.attempts < j.max_attempts`
+  // A later request never puts off a run asked for sooner. The check above reads the statement's
+  // snapshot, but add_job's upsert meets any request committed since (while a run is under way,
+  // a request for now, to resume the connection, say). A delayed request seeing no run waiting is
+  // a run's own next one: should the upsert meet a run asked for meanwhile, that one keeps its time.
+  const mode = db`case when ${delay} > 0 and not exists (${waiting}) then 'preserve_run_at' else 'replace' end`
   return db`
     select graphile_worker.add_job(${task}::text, r.payload, run_at => ${runAt}, queue_name => r.key,
-      job_key => r.key)
+      job_key => r.key, job_key_mode => ${mode})
     from (${runs}) r
-    where not exists (
-      select 1 from graphile_worker.jobs j
-      where j.key = r.key and j.locked_at is null and j.run_at <= ${runAt} and j.attempts < j.max_attempts)`
+    where not exists (${waiting} and j.run_at <= ${runAt})`
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
+import { scheduleQueueRun } from '../../src/db/jobs.ts'
 import { registerProcess } from '../../src/db/worker-processes.ts'
 import { beatAndSweep, Claimant, HEARTBEAT_MS, type HeldIds } from '../../src/queue/liveness.ts'
 import { useTestApp } from '../support/app.ts'
@@ -72,6 +73,36 @@ describe('a queue run that failed (the database went away, say)', () => {
     // Two heartbeats: the sweep has looked at least twice.
     await sleep(2 * HEARTBEAT_MS + 1_000)
     expect(await outboxRecord(app, s.accountId, id)).toMatchObject({ status: 'queued', attempts: 0 })
+  })
+})
+
+describe('a run asked for while the connection\'s run is under way', () => {
+  it('is not put off by the running one asking, as it ends, for a later run', async () => {
+    const s = await startSender(app, 'resumed-run', { plan: 'pro' })
+    const id = await enqueued(app, s.key)
+    const key = `queue:${s.connectionId}`
+    // No worker: the queued mail's run is taken to be under way, locked as graphile-worker does.
+    const locked = await app.services.sql`
+      update graphile_worker._private_jobs set locked_at = now(), locked_by = 'another-process'
+      where key = ${key} returning id`
+    expect(locked).toHaveLength(1)
+    // A resume asks for a run now while the run, which read the connection paused, asks for its
+    // next one in 15 minutes: that request starts before the resume commits and ends after.
+    let later: Promise<void> | undefined
+    await app.services.sql.begin(async (tx) => {
+      await scheduleQueueRun(tx, s.connectionId)
+      later = scheduleQueueRun(app.services.sql, s.connectionId, 15 * 60_000)
+      await sleep(300)
+    })
+    await later
+    const waiting = await app.services.sql<{ soon: boolean }[]>`
+      select run_at <= now() + interval '1 second' as soon from graphile_worker.jobs
+      where key = ${key} and locked_at is null`
+    expect(waiting).toEqual([{ soon: true }])
+    // And the mail goes out at once once the locked run is gone.
+    await app.services.sql`delete from graphile_worker._private_jobs where id = ${locked[0]?.id}`
+    await app.worker()
+    await waitForOutboxStatus(app, s.accountId, id, 'sent')
   })
 })
 
