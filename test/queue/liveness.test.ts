@@ -76,7 +76,7 @@ describe('a queue run that failed (the database went away, say)', () => {
   })
 })
 
-describe('a run asked for while the connection\'s run is under way', () => {
+describe('a run asked for while the connection’s run is under way', () => {
   it('is not put off by the running one asking, as it ends, for a later run', async () => {
     const s = await startSender(app, 'resumed-run', { plan: 'pro' })
     const id = await enqueued(app, s.key)
