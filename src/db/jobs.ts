@@ -82,14 +82,21 @@ export function queueRunRequest(db: Db, connectionId: number, delayMs = 0): Frag
  */
 function keyedRunRequest(db: Db, task: string, runs: Fragment, delayMs: number): Fragment {
   const delay = Math.max(0, Math.ceil(delayMs))
-  const runAt = db`now() + ${delay}::int * interval '1 millisecond'`
   const waiting = db`select 1 from graphile_worker.jobs j
     where j.key = r.key and j.locked_at is null and j.attempts < j.max_attempts`
-  // A later request never puts off a run asked for sooner. The check above reads the statement's
+  // A later request never puts off a run asked for sooner. The check below reads the statement's
   // snapshot, but add_job's upsert meets any request committed since (while a run is under way,
   // a request for now, to resume the connection, say). A delayed request seeing no run waiting is
   // a run's own next one: should the upsert meet a run asked for meanwhile, that one keeps its time.
-  const mode = db`case when ${delay} > 0 and not exists (${waiting}) then 'preserve_run_at' else 'replace' end`
+  // Written out for each kind rather than left to a parameter: statements that ask for a run now
+  // (most of them) then plan once, generically, instead of at every execution.
+  const [runAt, mode] =
+    delay > 0
+      ? [
+          db`now() + ${delay}::int * interval '1 millisecond'`,
+          db`case when not exists (${waiting}) then 'preserve_run_at' else 'replace' end`,
+        ]
+      : [db`now()`, db`'replace'`]
   return db`
     select graphile_worker.add_job(${task}::text, r.payload, run_at => ${runAt}, queue_name => r.key,
       job_key => r.key, job_key_mode => ${mode})

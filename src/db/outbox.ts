@@ -165,7 +165,11 @@ export async function settleAttempts(
         recipients = settle_recipients, claimed_by = null,
         failures = failures + settle_failures, deferrals = deferrals + settle_deferrals,
         sent_at = case when settle_delivered then coalesce(sent_at, now()) else sent_at end, updated_at = now()
-      from settlement where id = settle_id
+      -- The ids again as an array: the planner cannot count the recordset's rows, and taking it
+      -- for a hundred would scan the whole outbox while it is small and growing. An array the
+      -- statement makes, not a parameter, so that one generic plan serves every execution
+      -- (planning this statement each time cost more than running it).
+      from settlement where id = settle_id and id = any(array(select settle_id from settlement))
       returning ${EVENT_COLUMNS(db)}
     ), history as (
       insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
