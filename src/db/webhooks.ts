@@ -304,7 +304,9 @@ export async function settleDelivery(
                         || ${result.error ?? ''}
                    else e.disabled_reason end`
         }
-      from delivery where e.id = delivery.endpoint_id
+      -- A success changes the endpoint only when it was failing: writing its row anyway would
+      -- have every delivery of the endpoint wait for the one before to commit.
+      from delivery where e.id = delivery.endpoint_id ${ok ? db`and e.failing_since is not null` : db``}
       -- now() is this transaction's start: only a disabling by this statement matches it.
       returning e.id, (${ok ? db`false` : db`not e.enabled and e.disabled_at = now()`}) as newly_disabled
     ), dropped as (
