@@ -201,6 +201,35 @@ export async function orphanedJobWorkers(db: Db, heldMs: number, owned: string[]
   return row?.orphans ?? []
 }
 
+/**
+ * Unlocks the jobs that `jobWorkers` (this process's) have held for `heldMs` though none of its
+ * tasks runs them (`running`), with their named queues: graphile-worker leaves a job locked when
+ * recording its end fails (the database gone at that moment), and its queue (a connection's, an
+ * endpoint's) would wait out the 4-hour lock timeout. Unlocked, the job runs again.
+ */
+export async function unlockJobsNotRunning(
+  db: Db,
+  jobWorkers: string[],
+  running: number[],
+  heldMs: number,
+): Promise<number> {
+  if (jobWorkers.length === 0) return 0
+  const unlocked = await db`
+    with stale as (
+      select j.id, j.job_queue_id from graphile_worker._private_jobs j
+      where j.locked_by = any(${jobWorkers}::text[]) and not (j.id = any(${running}::bigint[]))
+        and j.locked_at < now() - ${heldMs} * interval '1 millisecond'
+      for update
+    ), queues as (
+      update graphile_worker._private_job_queues q set locked_at = null, locked_by = null
+      from stale where q.id = stale.job_queue_id and q.locked_by = any(${jobWorkers}::text[])
+    )
+    update graphile_worker._private_jobs j set locked_at = null, locked_by = null
+    from stale where j.id = stale.id
+    returning j.id`
+  return unlocked.length
+}
+
 /** Unlocks the jobs of job workers that are gone, at once rather than after graphile-worker's 4-hour timeout. */
 export async function unlockJobWorkers(db: Db, jobWorkers: string[]): Promise<void> {
   if (jobWorkers.length) await db`select graphile_worker.force_unlock_workers(${jobWorkers}::text[])`

@@ -6,6 +6,7 @@ import {
   scheduleExpansion,
   scheduleQueueRun,
   scheduleWebhookRun,
+  unlockJobsNotRunning,
   unlockJobWorkers,
 } from '../db/jobs.ts'
 import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/outbox.ts'
@@ -47,6 +48,9 @@ export class Claimant {
   readonly id = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`
   readonly messages = new HeldIds()
   readonly deliveries = new HeldIds()
+  /** graphile-worker's job workers (pools) of this process, and the jobs its tasks run now. */
+  readonly jobWorkers = new Set<string>()
+  readonly jobs = new HeldIds()
 }
 
 /**
@@ -72,6 +76,8 @@ export async function beatAndSweep(
     // still running only makes it run twice, which queue runs and the purge are made to bear.
     const orphans = await orphanedJobWorkers(tx, DEAD_AFTER_MS, await liveJobWorkers(tx))
     await unlockJobWorkers(tx, [...new Set([...gone.flatMap((g) => g.jobWorkerIds), ...orphans])])
+    // And jobs this process's own job workers hold though none of its tasks runs them.
+    await unlockJobsNotRunning(tx, [...claimant.jobWorkers], claimant.jobs.list(), HEARTBEAT_MS)
     const released = await releaseOrphanedClaims(
       tx,
       { processId: claimant.id, held: claimant.messages.list() },

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { run, type TaskList, type WorkerEvents } from 'graphile-worker'
+import { type JobHelpers, run, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import { DEFAULT_EXPANSION, type ExpansionPolicy, expandBatch } from '../batches/expansion.ts'
 import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
@@ -92,6 +92,7 @@ export async function startWorker(
   const events: WorkerEvents = new EventEmitter()
   // graphile-worker 0.17 locks jobs in the name of its worker pool, not of each worker.
   events.on('pool:create', ({ workerPool }) => {
+    claimant.jobWorkers.add(workerPool.id)
     recordJobWorker(sql, claimant.id, workerPool.id).catch((error) =>
       log.warn({ err: error.message }, 'could not record the job worker pool'),
     )
@@ -114,7 +115,7 @@ export async function startWorker(
       noHandleSignals: true,
       events,
       logger: workerLogger(log),
-      taskList,
+      taskList: heldWhileRunning(taskList, claimant),
       ...(crontab ? { crontab } : {}),
     })
   }
@@ -167,4 +168,28 @@ export async function startWorker(
       await unregisterProcess(sql, claimant.id)
     },
   }
+}
+
+/** How long a job stays held after its task ends: graphile-worker records the end meanwhile. */
+const RECORDING_END_MS = 1_000
+
+/**
+ * Each task holds its job in the claimant's name while it runs (see unlockJobsNotRunning): a
+ * job this process's workers lock that no task holds is one whose end could not be recorded.
+ */
+function heldWhileRunning(taskList: TaskList, claimant: Claimant): TaskList {
+  const held: TaskList = {}
+  for (const [name, task] of Object.entries(taskList)) {
+    if (!task) continue
+    held[name] = async (payload: unknown, helpers: JobHelpers) => {
+      const id = Number(helpers.job.id)
+      claimant.jobs.hold(id)
+      try {
+        await task(payload, helpers)
+      } finally {
+        setTimeout(() => claimant.jobs.letGo(id), RECORDING_END_MS).unref()
+      }
+    }
+  }
+  return held
 }

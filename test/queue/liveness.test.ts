@@ -10,7 +10,7 @@ import { scheduleQueueRun } from '../../src/db/jobs.ts'
 import { registerProcess } from '../../src/db/worker-processes.ts'
 import { beatAndSweep, Claimant, HEARTBEAT_MS, type HeldIds } from '../../src/queue/liveness.ts'
 import { useTestApp } from '../support/app.ts'
-import { enqueued, outboxRecord, waitForOutboxStatus } from '../support/queue.ts'
+import { enqueued, outboxRecord, waitFor, waitForOutboxStatus } from '../support/queue.ts'
 import { type Sender, startSender } from '../support/sending.ts'
 
 // A database of its own for each test: the sweep must find only that test's stranded mail.
@@ -103,6 +103,35 @@ describe('a run asked for while the connection’s run is under way', () => {
     await app.services.sql`delete from graphile_worker._private_jobs where id = ${locked[0]?.id}`
     await app.worker()
     await waitForOutboxStatus(app, s.accountId, id, 'sent')
+  })
+})
+
+describe('a job its own process’s worker still locks though no task of it runs', () => {
+  it('is unlocked by that process’s sweep (its end could not be recorded), and the queue goes on', async () => {
+    const s = await startSender(app, 'unrecorded-end', { plan: 'pro' })
+    await app.worker()
+    const pool = await waitFor('the job worker the worker process recorded', async () => {
+      const [row] = await app.services.sql<{ ids: string[] }[]>`
+        select job_worker_ids as ids from worker_processes`
+      return row?.ids[0]
+    })
+    // A run of the queue whose end graphile-worker could not record (the database was away):
+    // left locked in the name of this process's job worker, with its named queue.
+    const key = `queue:${s.connectionId}`
+    await app.services.sql`
+      select graphile_worker.add_job('deliver_queue', json_build_object('connectionId', ${s.connectionId}::int),
+        run_at => now() + interval '1 hour', queue_name => ${key}, job_key => ${key})`
+    const locked = await app.services.sql`
+      with j as (
+        update graphile_worker._private_jobs set locked_at = now() - interval '1 minute', locked_by = ${pool},
+          run_at = now()
+        where key = ${key} returning job_queue_id)
+      update graphile_worker._private_job_queues q set locked_at = now() - interval '1 minute', locked_by = ${pool}
+      from j where q.id = j.job_queue_id returning q.id`
+    expect(locked).toHaveLength(1)
+    const id = await enqueued(app, s.key)
+    await waitForOutboxStatus(app, s.accountId, id, 'sent', 20_000)
+    expect(s.sink.messages).toHaveLength(1)
   })
 })
 
