@@ -109,7 +109,6 @@ export async function lockExpandingBatch(tx: Db, batchId: number): Promise<Expan
   return row
 }
 
-/** Stores a batch's content once: the template its recipients' messages are rendered from. */
 /**
  * Batches with recipients still in their store and no expansion run coming (graphile-worker gave
  * up on it, or it was lost), created more than `graceMs` ago: the sweep asks for their runs.
@@ -123,6 +122,7 @@ export async function batchesWithStrandedRecipients(db: Db, graceMs: number): Pr
   return rows.map((r) => r.id)
 }
 
+/** Stores a batch's content once: the template its recipients' messages are rendered from. */
 export async function insertBatchContent(tx: Db, accountId: number, content: BatchContent): Promise<number> {
   const [row] = await tx<{ id: number }[]>`
     insert into batch_contents (account_id, subject, text_body, html_body)

@@ -212,9 +212,9 @@ export async function unlockJobsNotRunning(
   jobWorkers: string[],
   running: number[],
   heldMs: number,
-): Promise<number> {
-  if (jobWorkers.length === 0) return 0
-  const unlocked = await db`
+): Promise<void> {
+  if (jobWorkers.length === 0) return
+  await db`
     with stale as (
       select j.id, j.job_queue_id from graphile_worker._private_jobs j
       where j.locked_by = any(${jobWorkers}::text[]) and not (j.id = any(${running}::bigint[]))
@@ -225,9 +225,7 @@ export async function unlockJobsNotRunning(
       from stale where q.id = stale.job_queue_id and q.locked_by = any(${jobWorkers}::text[])
     )
     update graphile_worker._private_jobs j set locked_at = null, locked_by = null
-    from stale where j.id = stale.id
-    returning j.id`
-  return unlocked.length
+    from stale where j.id = stale.id`
 }
 
 /** Unlocks the jobs of job workers that are gone, at once rather than after graphile-worker's 4-hour timeout. */
