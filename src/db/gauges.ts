@@ -1,4 +1,5 @@
 import type { OperationalState } from '../metrics.ts'
+import { storedRecipients } from './outbox.ts'
 import type { Db } from './sql.ts'
 
 /**
@@ -19,7 +20,7 @@ export async function operationalState(db: Db): Promise<OperationalState> {
   >`
     with stored as (
       -- Batches' recipients not yet moved into the outbox wait as much as its queued mail.
-      select b.id, b.created_at, b.total_count - (select count(*) from outbox o where o.batch_id = b.id) as waiting
+      select b.id, b.created_at, ${storedRecipients(db, db`b.id`)} as waiting
       from batches b where exists (select 1 from batch_recipients r where r.batch_id = b.id)
     )
     select q.queued + (select coalesce(sum(waiting), 0) from stored)::int as queued,

@@ -645,9 +645,14 @@ export async function queuedOnConnection(db: Db, accountId: number, connectionId
   const [row] = await db<{ queued: number }[]>`
     select ((select count(*) from outbox
              where account_id = ${accountId} and connection_id = ${connectionId} and status = 'queued')
-          + (select coalesce(sum(jsonb_array_length(r.recipients)), 0) from batch_recipients r join batches b on b.id = r.batch_id
+          + (select coalesce(sum(${storedRecipients(db, db`b.id`)}), 0) from batches b
              where b.account_id = ${accountId} and b.connection_id = ${connectionId}))::int as queued`
   return row?.queued ?? 0
+}
+
+/** How many of the batch `batchId` (an SQL expression) yields are still in its store, not yet moved here. */
+export function storedRecipients(db: Db, batchId: Fragment): Fragment {
+  return db`(select coalesce(sum(jsonb_array_length(r.recipients)), 0) from batch_recipients r where r.batch_id = ${batchId})`
 }
 
 // ---------------------------------------------------------------- The account's sending, for its owner
