@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, type OptionValues } from 'commander'
 import { AppError } from '../errors.ts'
+import { PROJECT_ROOT } from '../project-root.ts'
 import type { Services } from '../services.ts'
 
 /** What the operator command reads and writes, given by `main` (a real process) or by tests. */
@@ -35,7 +37,7 @@ export type Register = (program: Command, act: Act, io: CliIo) => void
 /** A command's action: opens the services, runs, prints the JSON document, closes. */
 export type Act = (run: Run) => (...actionArgs: unknown[]) => Promise<void>
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
   version: string
 }
 

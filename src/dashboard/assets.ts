@@ -1,9 +1,9 @@
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { packageFile, type StaticAsset, staticAsset } from '../net/static-asset.ts'
+import { PROJECT_ROOT } from '../project-root.ts'
 import type { Dashboard } from './env.ts'
 
-const HERE = path.dirname(fileURLToPath(import.meta.url))
+const ASSETS_DIR = path.join(PROJECT_ROOT, 'src', 'dashboard', 'assets')
 
 /** What every page loads: Pico CSS from its npm package, and the dashboard's own few lines. */
 export const ASSETS = {
@@ -13,12 +13,12 @@ export const ASSETS = {
     'text/css; charset=utf-8',
   ),
   style: staticAsset(
-    path.join(HERE, 'assets/dashboard.css'),
+    path.join(ASSETS_DIR, 'dashboard.css'),
     '/dashboard/assets/dashboard.css',
     'text/css; charset=utf-8',
   ),
   script: staticAsset(
-    path.join(HERE, 'assets/dashboard.js'),
+    path.join(ASSETS_DIR, 'dashboard.js'),
     '/dashboard/assets/dashboard.js',
     'text/javascript; charset=utf-8',
   ),

@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { PROJECT_ROOT } from '../project-root.ts'
 import type { Sql } from './sql.ts'
 
-const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations')
+const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'src', 'db', 'migrations')
 // Any constant works; it only has to be the same for every process that migrates.
 const MIGRATION_LOCK = 7_405_001
 

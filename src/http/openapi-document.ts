@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import path from 'node:path'
 import { parse } from 'yaml'
+import { PROJECT_ROOT } from '../project-root.ts'
 
-const OPENAPI_SOURCE = fileURLToPath(new URL('../../openapi/openapi.yaml', import.meta.url))
+const OPENAPI_SOURCE = path.join(PROJECT_ROOT, 'openapi', 'openapi.yaml')
 
 /** The contract exactly as written in openapi/openapi.yaml: the app serves the source, not a copy. */
 export function loadOpenApiDocument(): Record<string, unknown> {

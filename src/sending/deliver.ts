@@ -4,6 +4,7 @@ import type { AttemptLine } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
 import type { EmailMetrics } from '../metrics.ts'
+import { composeMessage } from '../smtp/compose.ts'
 import { type AttemptOutcome, delivered, outcomeOfError, outcomeOfSent } from '../smtp/outcome.ts'
 import type { TransportPool } from '../smtp/pool.ts'
 
@@ -60,14 +61,14 @@ export async function deliver(
   let outcome: AttemptOutcome
   try {
     const transporter = await context.transports.get(connection)
-    // Only these fields reach nodemailer: no caller-supplied headers, envelope, attachments or raw
-    // source (`headers` are the service's own, `replyTo` a checked address).
-    const info = await transporter.sendMail({
+    // Only these fields are composed: no caller-supplied headers, envelope, attachments or raw
+    // source (`headers` are the service's own, `replyTo` a checked address). The session gets the
+    // composed message whole, with the envelope of this attempt.
+    const raw = await composeMessage({
       from: connection.from_address,
       to: message.to,
       cc: message.cc,
       bcc: message.bcc,
-      envelope: { from: connection.from_address, to: message.envelope },
       subject: oneLine(message.subject),
       text: message.text,
       html: message.html,
@@ -77,6 +78,8 @@ export async function deliver(
       disableFileAccess: true,
       disableUrlAccess: true,
     })
+    const envelope = { from: connection.from_address, to: message.envelope }
+    const info = await transporter.sendMail({ envelope, raw })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {
     outcome = outcomeOfError(message.envelope, error)

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import net from 'node:net'
 import { promisify } from 'node:util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { updateConnection } from '../../src/connections/connections.ts'
@@ -20,6 +21,86 @@ beforeAll(async () => {
 function send(body: Record<string, unknown>) {
   return app.request('/send', { key: owner.key, body })
 }
+
+/**
+ * A TCP proxy on port 465 of a loopback address of its own, in front of an implicit-TLS sink,
+ * counting the TLS records of application data its clients send: each is a write of theirs.
+ */
+async function recordCountingProxy(target: SmtpSink) {
+  let records = 0
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host)
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+    }
+    let pending = Buffer.alloc(0)
+    client.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk])
+      // A record: content type, version (2 bytes), length (2 bytes), then that many bytes.
+      while (pending.length >= 5 && pending.length >= 5 + pending.readUInt16BE(3)) {
+        if (pending[0] === 23) records++
+        pending = pending.subarray(5 + pending.readUInt16BE(3))
+      }
+      upstream.write(chunk)
+    })
+    upstream.pipe(client)
+    for (const socket of [client, upstream]) socket.on('error', () => {})
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+  })
+  for (let n = 201; ; n++) {
+    const host = `127.0.0.${n}`
+    const listening = await new Promise<boolean>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'EADDRINUSE' && n < 254 ? resolve(false) : reject(error),
+      )
+      server.listen(465, host, () => resolve(true))
+    })
+    if (listening) {
+      return {
+        host,
+        records: () => records,
+        close() {
+          for (const socket of sockets) socket.destroy()
+          return new Promise((resolve) => server.close(resolve))
+        },
+      }
+    }
+  }
+}
+
+describe('a message goes to its session whole', () => {
+  it('in three TLS records, whatever its parts: the pipelined envelope, the message, the end of data', async () => {
+    const tls = await app.sink({ port: 465 })
+    const proxy = await recordCountingProxy(tls)
+    try {
+      const account = await seedAccount(app, {
+        plan: 'pro',
+        connection: { ...tls.login, host: proxy.host, rate: 6000 },
+      })
+      const body = {
+        to: 'whole@example.com',
+        subject: 'In one piece',
+        text_body: 'Plain words.',
+        html_body: '<p>HTML words.</p>',
+      }
+      // The first opens the pooled session (handshake, EHLO, AUTH); the second reuses it.
+      expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+      const before = proxy.records()
+      expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+      expect(proxy.records() - before).toBe(3)
+      const [, message] = await tls.waitForMessages(2)
+      expect(message?.headers.get('content-type')).toMatch(/^multipart\/alternative/)
+      expect(message?.raw).toContain('Plain words.')
+      expect(message?.raw).toContain('<p>HTML words.</p>')
+    } finally {
+      await proxy.close()
+      await tls.close()
+    }
+  })
+})
 
 describe('SMTP transports are pooled per connection', () => {
   it('reuses one SMTP session across requests instead of logging in for each', async () => {

@@ -185,9 +185,13 @@ export interface MailroomProcess {
   stop(graceMs?: number): Promise<void>
 }
 
-/** Spawns `node bin/mailroom.js ...args` from the project root. */
-export function spawnMailroom(args: string[], env: NodeJS.ProcessEnv): MailroomProcess {
-  const child = spawn(process.execPath, ['bin/mailroom.js', ...args], {
+/** Spawns `node bin/mailroom.js ...args` (or another entry, such as a build) from the project root. */
+export function spawnMailroom(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  entry = 'bin/mailroom.js',
+): MailroomProcess {
+  const child = spawn(process.execPath, [entry, ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
