@@ -9,8 +9,9 @@ import type { Services } from './services.ts'
 import { TransportPool } from './smtp/pool.ts'
 
 /**
- * Enough for the API's requests and the worker's sends together: one connection sending at full
- * speed has 16 lanes, each holding a database connection while it claims a message.
+ * Enough for the API's requests and the worker's sends together: a queue run holds one connection
+ * for a round of claims and one for a round of records, whatever its number of lanes, and up to
+ * eight connections' queues run at once in a process.
  */
 const POOL_SIZE = 32
 

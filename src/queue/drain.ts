@@ -39,8 +39,13 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const contents = new BatchContents()
   const stop = AbortSignal.any([options.stopping, halt.signal])
   const rounds = laneRounds(context, connection, options.claimant, contents)
+  // A lane takes its next message while the outcome of the one before is still being recorded
+  // (with others, in a round), and waits for that record before it hands on another: each lane
+  // has at most one message at SMTP and one being recorded. Waiting for the record first left
+  // the sessions idle while every lane was in a round at once (about a tenth of the time).
   const lane = async () => {
-    while (!stop.aborted) {
+    let recording: Promise<void> = Promise.resolve()
+    const turnOf = async (): Promise<'more' | 'done'> => {
       const turn = await rounds.next()
       const outcome =
         turn.kind === 'message'
@@ -53,17 +58,25 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
               rounds.settle,
             )
           : turn
-      if (outcome.kind === 'idle') return
-      if (outcome.kind === 'blocked') {
-        if (outcome.waitMs > SLEEP_THROUGH_MS) {
-          blockedForMs = Math.max(blockedForMs, outcome.waitMs)
-          // The obstacle is the connection's: no lane takes another message before it ends.
-          halt.abort()
-          return
-        }
-        await sleep(outcome.waitMs, undefined, { signal: stop }).catch(() => {})
+      if (outcome.kind === 'handled') {
+        await recording
+        recording = outcome.recorded
+        // Awaited below or at the next message; a lane that fails first must not leave it unheard.
+        recording.catch(() => {})
+        return 'more'
       }
+      if (outcome.kind === 'idle') return 'done'
+      if (outcome.waitMs > SLEEP_THROUGH_MS) {
+        blockedForMs = Math.max(blockedForMs, outcome.waitMs)
+        // The obstacle is the connection's: no lane takes another message before it ends.
+        halt.abort()
+        return 'done'
+      }
+      await sleep(outcome.waitMs, undefined, { signal: stop }).catch(() => {})
+      return 'more'
     }
+    while (!stop.aborted && (await turnOf()) === 'more') {}
+    await recording
   }
   const haltOnFailure = async () => {
     try {

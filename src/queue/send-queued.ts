@@ -31,8 +31,12 @@ export type QueuedSendOutcome =
    * or the provider pushed back (the message was queued again for then).
    */
   | { kind: 'blocked'; waitMs: number }
-  /** One message was handled: sent, failed, or queued again for later. */
-  | { kind: 'handled' }
+  /**
+   * One message was handled: sent, failed, or queued again for later. `recorded` settles once
+   * its outcome is in the database: on the common path that is a round of the run's settlements
+   * (see laneRounds), which the lane need not wait for before it takes its next message.
+   */
+  | { kind: 'handled'; recorded: Promise<void> }
 
 /** A message claimed for sending, with its content rendered and where its units were reserved. */
 export interface ClaimedQueued {
@@ -147,13 +151,19 @@ export async function sendQueued(
   policy: RetryPolicy,
   settle: Settle,
 ): Promise<QueuedSendOutcome> {
+  // Held until its outcome is recorded: until then the process's own sweep must not take it for lost.
+  const letGo = () => claimant.messages.letGo(claimed.message.id)
   try {
     // Logged under the id of the request that queued it.
-    return await withRequestId(claimed.message.request_id, () =>
+    const outcome = await withRequestId(claimed.message.request_id, () =>
       sendClaimed(context, connection, claimed, policy, settle),
     )
-  } finally {
-    claimant.messages.letGo(claimed.message.id)
+    if (outcome.kind === 'handled') outcome.recorded.then(letGo, letGo)
+    else letGo()
+    return outcome
+  } catch (error) {
+    letGo()
+    throw error
   }
 }
 
@@ -212,30 +222,31 @@ async function sendClaimed(
   const spent = delivered(outcome) && !message.recipients?.some((r) => r.status === 'accepted')
   const holds = settlement.status === 'queued' && outcome.pushback !== undefined
   const attempt = { id: message.id, line: attemptLine(message.attempts, outcome), recipients, settlement }
-  if (spent && !holds) await settle(attempt)
-  else {
-    await throughConnectionLoss(() =>
-      context.sql.begin((tx) =>
-        Promise.all([
-          settleAttempts(tx, connection.id, [attempt]),
-          holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
-          spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
-        ]),
-      ),
-    )
+  const counted = () => {
+    context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
+    const earlier = message.attempts - 1
+    if (settlement.status === 'sent' && earlier > 0) {
+      context.log.info(
+        { outboxId: message.id, connectionId: connection.id, accountId: connection.account_id, earlier },
+        `sent after ${earlier} earlier attempt${earlier === 1 ? '' : 's'} failed or were deferred`,
+      )
+    }
   }
-  context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
-  const earlier = message.attempts - 1
-  if (settlement.status === 'sent' && earlier > 0) {
-    context.log.info(
-      { outboxId: message.id, connectionId: connection.id, accountId: connection.account_id, earlier },
-      `sent after ${earlier} earlier attempt${earlier === 1 ? '' : 's'} failed or were deferred`,
-    )
-  }
+  if (spent && !holds) return { kind: 'handled', recorded: settle(attempt).then(counted) }
+  await throughConnectionLoss(() =>
+    context.sql.begin((tx) =>
+      Promise.all([
+        settleAttempts(tx, connection.id, [attempt]),
+        holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
+        spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
+      ]),
+    ),
+  )
+  counted()
   // Push-back is the provider asking the connection to slow down: its whole queue waits as long
   // as the message does, in every process.
   if (holds) return { kind: 'blocked', waitMs: settlement.delayMs }
-  return { kind: 'handled' }
+  return { kind: 'handled', recorded: Promise.resolve() }
 }
 
 /** Waits between tries of recording an outcome while the database is out of reach: about two minutes in all. */

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
 import { deleteConnection, disableConnection, resumeConnection } from '../../src/connections/connections.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
+import { QUEUE_LANES } from '../../src/worker/worker.ts'
 import { useTestApp } from '../support/app.ts'
 import {
   addresses,
@@ -377,7 +378,9 @@ describe('pacing and a disabled connection make a batch wait', () => {
     timeout: 30_000,
   }, async () => {
     const s = await startSender(app, 'disabled', { plan: 'pro', behaviour: { dataDelayMs: 50 } })
-    const id = await createdBatch(app, s.key, { template, recipients: addresses('dis', 30) })
+    // More recipients than the run has lanes, so that some are still waiting when it is disabled.
+    const recipients = QUEUE_LANES + 30
+    const id = await createdBatch(app, s.key, { template, recipients: addresses('dis', recipients) })
     await s.sink.waitForMessages(5)
     await disableConnection(app.services.sql, s.connectionId, true)
     // Sends under way when it was disabled may still finish: wait until none is in flight.
@@ -394,7 +397,7 @@ describe('pacing and a disabled connection make a batch wait', () => {
       10_000,
     )
     expect(held).toMatchObject({ status: 'running', failed_count: 0 })
-    expect(held.sent_count).toBeLessThan(30)
+    expect(held.sent_count).toBeLessThan(recipients)
     await sleep(1_500)
     expect(await batchOf(app, s.key, id)).toMatchObject({
       status: 'running',
@@ -404,7 +407,7 @@ describe('pacing and a disabled connection make a batch wait', () => {
     await disableConnection(app.services.sql, s.connectionId, false)
     expect(await waitForBatchEnd(app, s.key, id)).toMatchObject({
       status: 'completed',
-      sent_count: 30,
+      sent_count: recipients,
       failed_count: 0,
     })
   })

@@ -9,7 +9,7 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/net/free-port.ts'
-import { startWorker } from '../../src/worker/worker.ts'
+import { QUEUE_LANES, startWorker } from '../../src/worker/worker.ts'
 import { useTestApp } from '../support/app.ts'
 import {
   email,
@@ -124,7 +124,7 @@ describe('SIGTERM', () => {
   }, async () => {
     const s = await startSender(app, 'drain', { plan: 'pro', behaviour: { dataDelayMs: 1_500 } })
     // More than one connection's lanes can hold at once: some must still be queued at the end.
-    const lanes = 16
+    const lanes = QUEUE_LANES
     for (let i = 0; i < lanes * 2; i++) await enqueued(app, s.key, email({ to: `drain${i}@example.com` }))
     const worker = spawnWorkerOnly()
     const inFlight = await waitFor(
