@@ -8,7 +8,7 @@ import { buildService } from '../scripts/build.ts'
 import { loadOpenApiDocument } from '../src/http/openapi-document.ts'
 import { freePort } from '../src/net/free-port.ts'
 import { createTestDatabase, type TestDatabase } from './support/database.ts'
-import { type MailroomProcess, mailroomEnv, ROOT, spawnMailroom, waitFor } from './support/queue.ts'
+import { type MailroomProcess, mailroomEnv, ROOT, spawnMailroom, waitHealthy } from './support/queue.ts'
 
 describe('what `mailroom` runs', () => {
   let checkout: string
@@ -73,17 +73,13 @@ describe('the build (scripts/build.ts)', () => {
   it('serves what the sources serve: health, the contract, the reference and its script, the dashboard and its stylesheet', async () => {
     const port = await freePort()
     const url = `http://127.0.0.1:${port}`
-    server = spawnMailroom(['start'], mailroomEnv(db.url, { PORT: String(port), HOST: '127.0.0.1' }), bundle)
-    await waitFor(
-      () => `the build to serve /health:\n${server?.output()}`,
-      () =>
-        fetch(`${url}/health`).then(
-          (r) => (r.ok ? true : undefined),
-          () => undefined,
-        ),
-      60_000,
-      100,
+    const started = spawnMailroom(
+      ['start'],
+      mailroomEnv(db.url, { PORT: String(port), HOST: '127.0.0.1' }),
+      bundle,
     )
+    server = started
+    await waitHealthy(started, url)
     expect(await (await fetch(`${url}/v1/openapi.json`)).json()).toEqual(loadOpenApiDocument())
     const reference = await fetch(`${url}/reference`)
     expect(reference.status).toBe(200)

@@ -18,7 +18,7 @@ import { addConnection } from '../../src/connections/connections.ts'
 import { createForm } from '../../src/forms/forms.ts'
 import { freePort } from '../../src/net/free-port.ts'
 import { seedAccount, type TestApp, useTestApp } from '../support/app.ts'
-import { type MailroomProcess, mailroomEnv, spawnMailroom, waitFor } from '../support/queue.ts'
+import { type MailroomProcess, mailroomEnv, spawnMailroom, waitFor, waitHealthy } from '../support/queue.ts'
 import type { Body } from '../support/sending.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
@@ -105,23 +105,6 @@ async function clockBeforeTopOfHour(app: TestApp): Promise<{ offsetMs: number; t
   const name = new URL(app.db.url).pathname.slice(1)
   await app.services.sql.unsafe(`alter database ${name} set mailroom.clock_offset_ms = '${offsetMs}'`)
   return { offsetMs, topOfHour }
-}
-
-/** Polls `/health` until the process at `url` answers, failing early if it exits. */
-async function waitHealthy(child: MailroomProcess, url: string): Promise<void> {
-  await waitFor(
-    () => `${url}/health (output: ${child.output()})`,
-    async () => {
-      if (child.exited()) throw new Error(`mailroom exited: ${child.output()}`)
-      const ok = await fetch(`${url}/health`).then(
-        (res) => res.ok,
-        () => false,
-      )
-      return ok ? true : undefined
-    },
-    60_000,
-    200,
-  )
 }
 
 async function startApi(): Promise<string> {

@@ -21,6 +21,7 @@ import {
   spawnMailroom,
   waitFor,
   waitForOutboxStatus,
+  waitHealthy,
 } from '../support/queue.ts'
 import { replyOf, startSender } from '../support/sending.ts'
 
@@ -44,24 +45,6 @@ function spawnWorkerOnly(extra: Record<string, string> = {}): MailroomProcess {
   const child = spawnMailroom(['start', '--worker-only'], mailroomEnv(app.db.url, extra))
   processes.push(child)
   return child
-}
-
-/** Polls `/health` until the process at `url` answers, failing early if it exits. */
-async function waitHealthy(child: MailroomProcess, url: string): Promise<void> {
-  await waitFor(
-    () => `${url}/health (output: ${child.output()})`,
-    async () => {
-      if (child.exited()) throw new Error(`mailroom exited: ${child.output()}`)
-      return (await fetch(`${url}/health`).then(
-        (res) => res.ok,
-        () => false,
-      ))
-        ? true
-        : undefined
-    },
-    30_000,
-    100,
-  )
 }
 
 describe('kill -9 during a run of 200 queued emails', () => {
@@ -169,7 +152,7 @@ describe('mailroom start: API and worker split', () => {
     )
     processes.push(api)
     const apiUrl = `http://127.0.0.1:${apiPort}`
-    await waitHealthy(api, apiUrl)
+    await waitHealthy(api, apiUrl, 30_000)
 
     const res = await fetch(`${apiUrl}/v1/enqueue`, {
       method: 'POST',

@@ -217,6 +217,23 @@ export function spawnMailroom(
   }
 }
 
+/** Polls `/health` until the process at `url` answers, failing early if it exits. */
+export async function waitHealthy(child: MailroomProcess, url: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(
+    () => `${url}/health (output: ${child.output()})`,
+    async () => {
+      if (child.exited()) throw new Error(`mailroom exited: ${child.output()}`)
+      const ok = await fetch(`${url}/health`).then(
+        (res) => res.ok,
+        () => false,
+      )
+      return ok ? true : undefined
+    },
+    timeoutMs,
+    100,
+  )
+}
+
 /**
  * Runs a real worker process (`mailroom start --worker-only`) on `databaseUrl` until `sink` has
  * `count` messages, then kills it with SIGKILL. Returns how many messages had arrived by then.
