@@ -7,8 +7,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
+import { PROJECT_ROOT as ROOT } from '../src/project-root.ts'
 
 /** Bundles src/cli/main.ts into `outfile`, replacing it in one step: a process starting meanwhile reads the old build or the new. */
 export async function buildService(outfile = path.join(ROOT, 'dist', 'mailroom.js')): Promise<void> {

@@ -9,9 +9,10 @@ import type { Services } from './services.ts'
 import { TransportPool } from './smtp/pool.ts'
 
 /**
- * Enough for the API's requests and the worker's sends together: a queue run holds one connection
- * for a round of claims and one for a round of records, whatever its number of lanes, and up to
- * eight connections' queues run at once in a process.
+ * Enough for the API's requests and the worker's sends together: on its common path a queue run
+ * holds one connection for a round of claims and one for a round of records, whatever its number
+ * of lanes (a failed attempt is recorded in a transaction of its own), and up to eight
+ * connections' queues run at once in a process.
  */
 const POOL_SIZE = 32
 
