@@ -203,7 +203,6 @@ async function sendClaimed(
       messageId: message.message_id,
       to: message.to_addresses,
       cc: message.cc_addresses,
-      bcc: message.bcc_addresses,
       envelope: stillToTry(envelope, message.recipients),
       ...content,
       ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),

@@ -12,10 +12,9 @@ export interface OutgoingMessage {
   /** The outbox record this is: named in the logs. */
   outboxId: number
   messageId: string
-  /** The message's headers name these; who it goes to in this attempt is `envelope`. */
+  /** The message's headers name these (Bcc never); who it goes to in this attempt is `envelope`. */
   to: string[]
   cc: string[]
-  bcc: string[]
   /** The recipients this attempt goes to: all of them at first, those still deferred later. */
   envelope: string[]
   subject: string
@@ -64,22 +63,20 @@ export async function deliver(
     // Only these fields are composed: no caller-supplied headers, envelope, attachments or raw
     // source (`headers` are the service's own, `replyTo` a checked address). The session gets the
     // composed message whole, with the envelope of this attempt.
-    const raw = await composeMessage({
+    const raw = composeMessage({
       from: connection.from_address,
       to: message.to,
       cc: message.cc,
-      bcc: message.bcc,
       subject: oneLine(message.subject),
-      text: message.text,
-      html: message.html,
+      ...(message.text === undefined ? {} : { text: message.text }),
+      ...(message.html === undefined ? {} : { html: message.html }),
       ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }),
       ...(message.headers === undefined ? {} : { headers: message.headers }),
       messageId: message.messageId,
-      disableFileAccess: true,
-      disableUrlAccess: true,
     })
     const envelope = { from: connection.from_address, to: message.envelope }
-    const info = await transporter.sendMail({ envelope, raw })
+    // The Message-ID spares nodemailer making one up for a raw message it never reads.
+    const info = await transporter.sendMail({ envelope, raw, messageId: message.messageId })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {
     outcome = outcomeOfError(message.envelope, error)

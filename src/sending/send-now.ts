@@ -82,7 +82,6 @@ export async function sendNow(
       messageId: message.messageId,
       to: request.to,
       cc: request.cc,
-      bcc: request.bcc,
       envelope,
       subject: request.subject,
       text: request.text_body,
