@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts'
 import type { EmailMetrics } from '../metrics.ts'
 import { composeMessage } from '../smtp/compose.ts'
 import { type AttemptOutcome, delivered, outcomeOfError, outcomeOfSent } from '../smtp/outcome.ts'
-import type { TransportPool } from '../smtp/pool.ts'
+import { sendRaw, type TransportPool } from '../smtp/pool.ts'
 
 export interface OutgoingMessage {
   /** The outbox record this is: named in the logs. */
@@ -75,8 +75,7 @@ export async function deliver(
       messageId: message.messageId,
     })
     const envelope = { from: connection.from_address, to: message.envelope }
-    // The Message-ID spares nodemailer making one up for a raw message it never reads.
-    const info = await transporter.sendMail({ envelope, raw, messageId: message.messageId })
+    const info = await sendRaw(transporter, { envelope, raw, messageId: message.messageId })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {
     outcome = outcomeOfError(message.envelope, error)

@@ -25,9 +25,13 @@ function send(body: Record<string, unknown>) {
 /**
  * A TCP proxy on port 465 of a loopback address of its own, in front of an implicit-TLS sink,
  * counting the TLS records of application data its clients send: each is a write of theirs.
+ * Armed with `dropOnNextWrite`, it drops the session of the next client that writes, as a server
+ * that closed an idle session just as a new message began.
  */
 async function recordCountingProxy(target: SmtpSink) {
   let records = 0
+  let dropArmed = false
+  let drops = 0
   const sockets = new Set<net.Socket>()
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host)
@@ -37,6 +41,12 @@ async function recordCountingProxy(target: SmtpSink) {
     }
     let pending = Buffer.alloc(0)
     client.on('data', (chunk: Buffer) => {
+      if (dropArmed) {
+        dropArmed = false
+        drops++
+        client.destroy()
+        return
+      }
       pending = Buffer.concat([pending, chunk])
       // A record: content type, version (2 bytes), length (2 bytes), then that many bytes.
       while (pending.length >= 5 && pending.length >= 5 + pending.readUInt16BE(3)) {
@@ -62,6 +72,10 @@ async function recordCountingProxy(target: SmtpSink) {
       return {
         host,
         records: () => records,
+        dropOnNextWrite() {
+          dropArmed = true
+        },
+        drops: () => drops,
         close() {
           for (const socket of sockets) socket.destroy()
           return new Promise((resolve) => server.close(resolve))
@@ -95,6 +109,29 @@ describe('a message goes to its session whole', () => {
       expect(message?.headers.get('content-type')).toMatch(/^multipart\/alternative/)
       expect(message?.raw).toContain('Plain words.')
       expect(message?.raw).toContain('<p>HTML words.</p>')
+    } finally {
+      await proxy.close()
+      await tls.close()
+    }
+  })
+
+  it('on a new session, once, when the server drops the pooled one as the message begins', async () => {
+    const tls = await app.sink({ port: 465 })
+    const proxy = await recordCountingProxy(tls)
+    try {
+      const account = await seedAccount(app, {
+        plan: 'pro',
+        connection: { ...tls.login, host: proxy.host, rate: 6000 },
+      })
+      const body = (subject: string) => ({ to: 'again@example.com', subject, text_body: 'Once.' })
+      expect((await app.request('/send', { key: account.key, body: body('first') })).status).toBe(200)
+      proxy.dropOnNextWrite()
+      const second = await app.request('/send', { key: account.key, body: body('second') })
+      expect(second.status).toBe(200)
+      expect((await second.json()).success).toBe(true)
+      expect(proxy.drops()).toBe(1)
+      const messages = await tls.waitForMessages(2)
+      expect(messages.map((m) => m.headers.get('subject'))).toEqual(['first', 'second'])
     } finally {
       await proxy.close()
       await tls.close()
