@@ -85,15 +85,29 @@ async function recordCountingProxy(target: SmtpSink) {
   }
 }
 
+type Proxy = Awaited<ReturnType<typeof recordCountingProxy>>
+
 describe('a message goes to its session whole', () => {
-  it('in three TLS records, whatever its parts: the pipelined envelope, the message, the end of data', async () => {
+  /** An account whose connection reaches an implicit-TLS sink through the proxy; both closed after. */
+  async function throughProxy(
+    test: (context: { tls: SmtpSink; proxy: Proxy; key: string }) => Promise<void>,
+  ): Promise<void> {
     const tls = await app.sink({ port: 465 })
     const proxy = await recordCountingProxy(tls)
     try {
-      const account = await seedAccount(app, {
+      const { key } = await seedAccount(app, {
         plan: 'pro',
         connection: { ...tls.login, host: proxy.host, rate: 6000 },
       })
+      await test({ tls, proxy, key })
+    } finally {
+      await proxy.close()
+      await tls.close()
+    }
+  }
+
+  it('in three TLS records, whatever its parts: the pipelined envelope, the message, the end of data', () =>
+    throughProxy(async ({ tls, proxy, key }) => {
       const body = {
         to: 'whole@example.com',
         subject: 'In one piece',
@@ -101,42 +115,28 @@ describe('a message goes to its session whole', () => {
         html_body: '<p>HTML words.</p>',
       }
       // The first opens the pooled session (handshake, EHLO, AUTH); the second reuses it.
-      expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+      expect((await app.request('/send', { key, body })).status).toBe(200)
       const before = proxy.records()
-      expect((await app.request('/send', { key: account.key, body })).status).toBe(200)
+      expect((await app.request('/send', { key, body })).status).toBe(200)
       expect(proxy.records() - before).toBe(3)
       const [, message] = await tls.waitForMessages(2)
       expect(message?.headers.get('content-type')).toMatch(/^multipart\/alternative/)
       expect(message?.raw).toContain('Plain words.')
       expect(message?.raw).toContain('<p>HTML words.</p>')
-    } finally {
-      await proxy.close()
-      await tls.close()
-    }
-  })
+    }))
 
-  it('on a new session, once, when the server drops the pooled one as the message begins', async () => {
-    const tls = await app.sink({ port: 465 })
-    const proxy = await recordCountingProxy(tls)
-    try {
-      const account = await seedAccount(app, {
-        plan: 'pro',
-        connection: { ...tls.login, host: proxy.host, rate: 6000 },
-      })
+  it('on a new session, once, when the server drops the pooled one as the message begins', () =>
+    throughProxy(async ({ tls, proxy, key }) => {
       const body = (subject: string) => ({ to: 'again@example.com', subject, text_body: 'Once.' })
-      expect((await app.request('/send', { key: account.key, body: body('first') })).status).toBe(200)
+      expect((await app.request('/send', { key, body: body('first') })).status).toBe(200)
       proxy.dropOnNextWrite()
-      const second = await app.request('/send', { key: account.key, body: body('second') })
+      const second = await app.request('/send', { key, body: body('second') })
       expect(second.status).toBe(200)
       expect((await second.json()).success).toBe(true)
       expect(proxy.drops()).toBe(1)
       const messages = await tls.waitForMessages(2)
       expect(messages.map((m) => m.headers.get('subject'))).toEqual(['first', 'second'])
-    } finally {
-      await proxy.close()
-      await tls.close()
-    }
-  })
+    }))
 })
 
 describe('SMTP transports are pooled per connection', () => {
