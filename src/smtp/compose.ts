@@ -21,12 +21,10 @@ export interface MessageFields {
 
 /**
  * nodemailer encodes a header value (punycoded, quoted and MIME-encoded addresses; encoded words
- * for other text) with a node's `encodeHeaderValue`, public since nodemailer 9 though not yet in
- * its type declarations. One node serves every message; it only encodes.
+ * for other text) with a node's public `encodeHeaderValue`. One node serves every message: it
+ * only encodes (its boundary, given, spares it a random one).
  */
-const headerEncoder = new MimeNode(undefined, { baseBoundary: 'unused' }) as MimeNode & {
-  encodeHeaderValue(key: string, value: unknown): string
-}
+const headerEncoder = new MimeNode(undefined, { baseBoundary: 'unused' })
 
 const HEADER_LINE_LENGTH = 76
 
@@ -76,7 +74,7 @@ export function composeMessage(fields: MessageFields): Buffer {
 }
 
 /** A header's line(s), folded; none for a value that encodes to nothing (an empty list). */
-function header(key: string, value: unknown): string {
+function header(key: string, value: string | string[] | undefined): string {
   if (value === undefined) return ''
   const encoded = headerEncoder.encodeHeaderValue(key, value)
   return encoded.trim() ? mimeFuncs.foldLines(`${key}: ${encoded}`, HEADER_LINE_LENGTH) : ''
