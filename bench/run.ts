@@ -126,30 +126,30 @@ async function main() {
   }
 }
 
-/** `mailroom start` on `dataDir`, logging (at info unless BENCH_LOG_LEVEL says) to `logFile`. */
+/**
+ * `mailroom start` on `dataDir` as `npm start` runs it (the executable, with the Node flags of its
+ * first line), logging (at info unless BENCH_LOG_LEVEL says) to `logFile`.
+ */
 async function startService(dataDir: string, logFile: string) {
   const port = await freePort()
   // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profile": where the service's time goes.
-  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...nodeArgs, path.join(ROOT, 'bin', 'mailroom.js'), 'start'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        MAILROOM_DATA_DIR: dataDir,
-        MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: '1',
-        MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: '1',
-        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-        DATABASE_URL: '',
-        MAILROOM_SECRET: '',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS
+  const child: ChildProcess = spawn(path.join(ROOT, 'bin', 'mailroom.js'), ['start'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...(nodeArgs ? { NODE_OPTIONS: nodeArgs } : {}),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MAILROOM_DATA_DIR: dataDir,
+      MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: '1',
+      MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: '1',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      DATABASE_URL: '',
+      MAILROOM_SECRET: '',
     },
-  )
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   child.stderr?.pipe(createWriteStream(logFile))
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -48,6 +49,53 @@ describe('what `mailroom` runs', () => {
   it('runs the sources when there is no build', async () => {
     await rm(at('dist/mailroom.js'))
     expect(entryOf(checkout)).toEqual({ kind: 'sources', file: at('src/cli/main.ts') })
+  })
+})
+
+describe('the Node process `npm start` runs', () => {
+  /**
+   * Run inside the service's process (and npm's, where it does nothing) before the service
+   * starts: allocates 200 MB of short-lived objects, then says how large the young generation
+   * grew, and stops the process.
+   */
+  const probe = `
+    if (process.argv[1]?.endsWith('mailroom.js')) {
+      let keep = []
+      for (let i = 0; i < 2e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 50000) keep = [] }
+      const young = require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')
+      process.stdout.write('young generation: ' + young.space_size / 1048576 + ' MiB\\n')
+      process.exit(0)
+    }`
+  let dir: string
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-young-'))
+    await writeFile(path.join(dir, 'probe.cjs'), probe)
+  })
+  afterAll(() => rm(dir, { recursive: true, force: true }))
+
+  async function youngGeneration(command: string, args: string[]): Promise<string> {
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: { ...process.env, NODE_OPTIONS: `--require ${path.join(dir, 'probe.cjs')}` },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    await once(child, 'exit')
+    return output
+  }
+
+  it('has a young generation of 16 MiB, half the default of V8: the flag on the first line of bin/mailroom.js', async () => {
+    expect(await youngGeneration('npm', ['start', '--silent'])).toContain('young generation: 16 MiB')
+    expect(await youngGeneration(path.join(ROOT, 'bin', 'mailroom.js'), ['start'])).toContain(
+      'young generation: 16 MiB',
+    )
+    // Without the flag, the same allocations grow it to V8's default.
+    expect(await youngGeneration(process.execPath, ['bin/mailroom.js', 'start'])).toContain(
+      'young generation: 32 MiB',
+    )
   })
 })
 
