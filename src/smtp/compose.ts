@@ -38,8 +38,8 @@ const HEADER_LINE_LENGTH = 76
  */
 export function composeMessage(fields: MessageFields): Buffer {
   const parts = [
-    fields.text ? { type: 'text/plain; charset=utf-8', content: fields.text } : undefined,
-    fields.html ? { type: 'text/html; charset=utf-8', content: fields.html } : undefined,
+    fields.text ? { type: 'text/plain', content: fields.text } : undefined,
+    fields.html ? { type: 'text/html', content: fields.html } : undefined,
   ].filter((part) => part !== undefined)
   const headers = Object.entries(fields.headers ?? {}).map(([key, value]) => header(key, value))
   headers.push(
@@ -93,30 +93,19 @@ function headerBlock(lines: string[]): string {
 
 /** A text part: its Content-Type and Content-Transfer-Encoding lines and its encoded body. */
 function leaf(type: string, content: string) {
-  const [value = type, charset] = type.split('; charset=')
-  const typeLine = contentTypeLine(value, charset ? { charset } : {})
-  // An empty part has no body to encode, and so no encoding.
+  // A part with text names its charset; the empty part of a message with neither has no body to
+  // encode, and so no charset and no encoding.
+  const typeLine = contentTypeLine(type, content ? { charset: 'utf-8' } : {})
   if (!content) return { typeLine, encodingLine: '', body: '' }
-  const encoding = transferEncoding(content)
+  // nodemailer's own choice: as it is when it can be, else whichever encoding is shorter.
+  const encoding = new MimeNode(type, { baseBoundary: 'unused' }).setContent(content).getTransferEncoding()
   const body =
-    encoding === '7bit'
-      ? content
-      : encodedWhole(encoding === 'base64' ? new base64.Encoder() : new qp.Encoder(), content)
+    encoding === 'base64'
+      ? encodedWhole(new base64.Encoder(), content)
+      : encoding === 'quoted-printable'
+        ? encodedWhole(new qp.Encoder(), content)
+        : content
   return { typeLine, encodingLine: `Content-Transfer-Encoding: ${encoding}`, body }
-}
-
-/** nodemailer's choice for text: as it is when it can be, else whichever encoding is shorter. */
-function transferEncoding(content: string): '7bit' | 'quoted-printable' | 'base64' {
-  if (mimeFuncs.isPlainText(content) && !mimeFuncs.hasLongerLines(content, HEADER_LINE_LENGTH)) return '7bit'
-  let nonLatin = 0
-  let latin = 0
-  for (let i = 0; i < content.length; i++) {
-    const code = content.charCodeAt(i)
-    if (code <= 0x08 || code === 0x0b || code === 0x0c || (code >= 0x0e && code <= 0x1f) || code >= 0x80)
-      nonLatin++
-    else if ((code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) latin++
-  }
-  return nonLatin < latin ? 'quoted-printable' : 'base64'
 }
 
 /**
