@@ -66,7 +66,7 @@ export interface BenchOptions {
 }
 
 /** Requests made before each measured row. */
-const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000)
+export const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000)
 
 export function makeBench(
   base: Omit<Bench, 'measure' | 'timed' | 'delivered' | 'concurrency' | 'messages' | 'servicePid'>,

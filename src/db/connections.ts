@@ -201,19 +201,42 @@ export async function ownsConnection(db: Db, accountId: number, connectionId: nu
  */
 export type ConnectionRef = { id: number } | { accountId: number; address: string } | { accountId: number }
 
-/** The connection `ref` names, as a query to run or to nest in another. */
-export function namedConnection(db: Db, ref: ConnectionRef): Fragment {
-  const which =
-    'id' in ref
-      ? db`id = ${ref.id}`
-      : 'address' in ref
-        ? db`account_id = ${ref.accountId} and lower(from_address) = lower(${ref.address})`
-        : db`account_id = ${ref.accountId} and is_default`
-  return db`select ${SENDING_COLUMNS(db)} from connections where ${which}`
+/**
+ * A ConnectionRef in SQL: the connection's id, else the account and (if any) the address, the
+ * others null. Values, or columns of a row in scope where namedConnection is nested.
+ */
+export interface RefInSql {
+  id: Fragment
+  accountId: Fragment
+  address: Fragment
+}
+
+export function refValues(db: Db, ref: ConnectionRef): RefInSql {
+  return {
+    id: db`${'id' in ref ? ref.id : null}::int`,
+    accountId: db`${'accountId' in ref ? ref.accountId : null}::int`,
+    address: db`${'address' in ref ? ref.address : null}::text`,
+  }
+}
+
+/**
+ * The connection `ref` names, as a query to run or to nest in another: each way of naming it is
+ * a branch of its own, so that each finds the connection through its index.
+ */
+export function namedConnection(db: Db, ref: RefInSql): Fragment {
+  return db`
+    select ${SENDING_COLUMNS(db)} from connections where id = ${ref.id}
+    union all
+    select ${SENDING_COLUMNS(db)} from connections
+    where ${ref.id} is null and ${ref.address} is not null
+      and account_id = ${ref.accountId} and lower(from_address) = lower(${ref.address})
+    union all
+    select ${SENDING_COLUMNS(db)} from connections
+    where ${ref.id} is null and ${ref.address} is null and account_id = ${ref.accountId} and is_default`
 }
 
 export async function connectionNamed(db: Db, ref: ConnectionRef): Promise<SendingConnection | undefined> {
-  const [row] = await db<SendingConnection[]>`${namedConnection(db, ref)}`
+  const [row] = await db<SendingConnection[]>`${namedConnection(db, refValues(db, ref))}`
   return row
 }
 

@@ -203,8 +203,11 @@ export type AttemptRecord = OutboxRecord & { in_flight: boolean }
 /** The attempt an idempotency key points at, and whether its lease ran out while in flight. */
 export type KeyedAttempt = AttemptRecord & { lease_over: boolean }
 
-/** The attempt `key` points at (a KeyedAttempt), as a query to run or to nest in another. */
-export function attemptOfKey(db: Db, accountId: number, key: Buffer): Fragment {
+/**
+ * The attempt `key` points at in the account (a KeyedAttempt), as a query to run or to nest in
+ * another; both are values, or columns of a row in scope there.
+ */
+export function attemptOfKey(db: Db, accountId: Fragment, key: Fragment): Fragment {
   return db`
     select ${COLUMNS(db)}, status = 'sending' as in_flight, lease_expires_at <= now() as lease_over
     from outbox where account_id = ${accountId} and idempotency_key_sha256 = ${key}`
@@ -215,7 +218,7 @@ export async function attemptByKey(
   accountId: number,
   key: Buffer,
 ): Promise<KeyedAttempt | undefined> {
-  const [row] = await db<KeyedAttempt[]>`${attemptOfKey(db, accountId, key)}`
+  const [row] = await db<KeyedAttempt[]>`${attemptOfKey(db, db`${accountId}::int`, db`${key}::bytea`)}`
   return row
 }
 
@@ -255,12 +258,17 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   batchId?: number
   /** Where replies go (a form's submitter). */
   replyTo?: string
+  /**
+   * The API request that queued it (null: none), when that is not the one being served: a round
+   * runs in the context of whichever of its requests started it (src/db/rounds.ts).
+   */
+  requestId?: string | null
 }
 
 /**
  * Puts messages for one connection in the queue, due now, and asks for a run of its queue, in
- * one statement whatever their number. Each keeps the id of the API request being served, so
- * that the worker logs about it under that id. Returns their outbox ids, in order, and when
+ * one statement whatever their number. Each keeps the id of the API request that queued it
+ * (its own, or the one being served), so that the worker logs about it under that id. Returns their outbox ids, in order, and when
  * they were queued.
  */
 export async function enqueueMessages(
@@ -269,7 +277,7 @@ export async function enqueueMessages(
   messages: QueuedMessage[],
 ): Promise<{ id: number; queued_at: Date }[]> {
   if (messages.length === 0) return []
-  const requestId = currentRequestId() ?? null
+  const served = currentRequestId() ?? null
   const rows = messages.map((m) => ({
     account_id: m.accountId,
     from_address: m.from,
@@ -282,6 +290,7 @@ export async function enqueueMessages(
     message_id: m.messageId,
     batch_id: m.batchId ?? null,
     reply_to: m.replyTo ?? null,
+    request_id: m.requestId === undefined ? served : m.requestId,
   }))
   return db<{ id: number; queued_at: Date }[]>`
     with queued as (
@@ -290,12 +299,13 @@ export async function enqueueMessages(
                           next_attempt_at, request_id)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-             mailroom_now(), ${requestId}::text
+             mailroom_now(), request_id
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
-             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text))
+             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
+             request_id text))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
-                                text_body, html_body, message_id, batch_id, reply_to, n)
+                                text_body, html_body, message_id, batch_id, reply_to, request_id, n)
       order by n
       returning id, created_at as queued_at
     ), run as (${queueRunRequest(db, connectionId)})

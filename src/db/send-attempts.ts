@@ -12,7 +12,8 @@ import type { LimitRefusal, Limits } from './usage.ts'
 /**
  * POST /send's statements before SMTP: what the request finds (its key's earlier attempt, the
  * connection it names) in one round trip, then its attempt claimed and its units taken in
- * another (migration 016). Its settlement is the outbox's.
+ * another (migrations 017 and 019), with those of its connection's other requests then waiting.
+ * Its settlement is the outbox's.
  */
 
 export interface SendFindings {
@@ -22,21 +23,38 @@ export interface SendFindings {
   connection?: SendingConnection
 }
 
-/** The earlier attempt under `key` (when there is a key) and the connection `ref` names, at once. */
-export async function sendFindings(
-  db: Db,
-  accountId: number,
-  key: Buffer | null,
-  ref: ConnectionRef,
-): Promise<SendFindings> {
-  const earlier =
-    key === null ? db`null::jsonb` : db`(select to_jsonb(a) from (${attemptOfKey(db, accountId, key)}) a)`
-  const [row] = await db<{ earlier: KeyedAttempt | null; connection: SendingConnection | null }[]>`
-    select ${earlier} as earlier, (select to_jsonb(c) from (${namedConnection(db, ref)}) c) as connection`
-  return {
-    ...(row?.earlier ? { earlier: row.earlier } : {}),
-    ...(row?.connection ? { connection: row.connection } : {}),
-  }
+/** What one request looks for: its key's earlier attempt (when it has a key), its connection. */
+export interface FindingsAsked {
+  accountId: number
+  key: Buffer | null
+  ref: ConnectionRef
+}
+
+/**
+ * For each request, in order, the earlier attempt under its key and the connection it names: one
+ * statement for any number of requests (a round of them: src/sending/send-rounds.ts).
+ */
+export async function sendFindings(db: Db, asked: FindingsAsked[]): Promise<SendFindings[]> {
+  const rows = asked.map(({ accountId, key, ref }) => ({
+    account_id: accountId,
+    key: key?.toString('hex') ?? null,
+    connection_id: 'id' in ref ? ref.id : null,
+    ref_account_id: 'accountId' in ref ? ref.accountId : null,
+    address: 'address' in ref ? ref.address : null,
+  }))
+  const ref = { id: db`ask.connection_id`, accountId: db`ask.ref_account_id`, address: db`ask.address` }
+  const found = await db<{ earlier: KeyedAttempt | null; connection: SendingConnection | null }[]>`
+    select
+      (select to_jsonb(a) from (${attemptOfKey(db, db`ask.account_id`, db`decode(ask.key, 'hex')`)}) a) as earlier,
+      (select to_jsonb(c) from (${namedConnection(db, ref)}) c) as connection
+    from rows from (jsonb_to_recordset(${db.json(rows)})
+      as (account_id int, key text, connection_id int, ref_account_id int, address text))
+      with ordinality as ask(account_id, key, connection_id, ref_account_id, address, n)
+    order by n`
+  return found.map((row) => ({
+    ...(row.earlier ? { earlier: row.earlier } : {}),
+    ...(row.connection ? { connection: row.connection } : {}),
+  }))
 }
 
 export type SendAttempt =
@@ -47,16 +65,55 @@ export type SendAttempt =
   /** A limit refused: nothing was taken or recorded. */
   | LimitRefusal
 
+export interface AttemptToRecord {
+  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null }
+  limits: Limits
+}
+
+/** PostgreSQL's SQLSTATE for a transaction it aborted to break a deadlock. */
+const DEADLOCK_DETECTED = '40P01'
+
 /**
- * Records an attempt about to reach SMTP under its idempotency key, then takes one unit of each
- * limit (mailroom_take_units); a limit that refuses leaves nothing recorded. One statement.
+ * Records attempts about to reach SMTP, in order, each under its idempotency key and then taking
+ * one unit of each limit (mailroom_take_units); a limit that refuses leaves nothing of that
+ * attempt recorded. One statement (migration 019): a round of a connection's concurrent requests.
+ *
+ * A round holds what each of its attempts took until it commits, so two rounds reusing each
+ * other's idempotency keys (through two connections of an account) can deadlock, where one
+ * attempt at a time could not. PostgreSQL then aborts one round, which took nothing, and its
+ * attempts are recorded each in a statement of its own.
  */
-export async function recordSendAttempt(
-  db: Db,
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null },
-  limits: Limits,
-): Promise<SendAttempt> {
-  const [row] = await db<
+export async function recordSendAttempts(db: Db, attempts: AttemptToRecord[]): Promise<SendAttempt[]> {
+  try {
+    return await recordInOneStatement(db, attempts)
+  } catch (error) {
+    if (attempts.length === 1 || (error as { code?: unknown }).code !== DEADLOCK_DETECTED) throw error
+    const alone = attempts.map((attempt) => recordInOneStatement(db, [attempt]).then(([one]) => one))
+    return (await Promise.all(alone)) as SendAttempt[]
+  }
+}
+
+async function recordInOneStatement(db: Db, attempts: AttemptToRecord[]): Promise<SendAttempt[]> {
+  const args = attempts.map(({ attempt, limits }) => ({
+    account: attempt.accountId,
+    connection: attempt.connectionId,
+    from: attempt.from,
+    to: attempt.to,
+    cc: attempt.cc,
+    bcc: attempt.bcc,
+    subject: attempt.subject,
+    text_body: attempt.text_body ?? null,
+    html_body: attempt.html_body ?? null,
+    message_id: attempt.messageId,
+    key: attempt.idempotencyKey?.toString('hex') ?? null,
+    lease_seconds: ATTEMPT_LEASE_SECONDS,
+    daily_limit: limits.dailyLimit,
+    quota: limits.quota?.quota ?? null,
+    quota_period: limits.quota?.period ?? null,
+    pacing_capacity: limits.bucket.capacity,
+    pacing_per_second: limits.bucket.perSecond,
+  }))
+  const rows = await db<
     {
       attempt_id: number | null
       refused: 'key' | LimitRefusal['refused'] | null
@@ -68,22 +125,20 @@ export async function recordSendAttempt(
     }[]
   >`
     select attempt_id, refused, day_taken::text, window_taken, limit_used, wait_ms, resets_at
-    from mailroom_send_attempt(
-      ${attempt.accountId}::int, ${attempt.connectionId}::int, ${attempt.from}::text, ${attempt.to}::text[],
-      ${attempt.cc}::text[], ${attempt.bcc}::text[], ${attempt.subject}::text, ${attempt.text_body ?? null}::text,
-      ${attempt.html_body ?? null}::text, ${attempt.messageId}::text, ${attempt.idempotencyKey}::bytea,
-      ${ATTEMPT_LEASE_SECONDS}::int, ${limits.dailyLimit}::int, ${limits.quota?.quota ?? null}::int,
-      ${limits.quota?.period ?? null}::text, ${limits.bucket.capacity}::float8, ${limits.bucket.perSecond}::float8)`
-  if (!row) throw new Error('mailroom_send_attempt answered no row')
-  if (row.refused === null) {
-    if (row.attempt_id === null) throw new Error('mailroom_send_attempt recorded no attempt')
-    return { refused: null, id: row.attempt_id, usageDay: row.day_taken, quotaWindow: row.window_taken }
-  }
-  if (row.refused === 'key') return { refused: 'key' }
-  return {
-    refused: row.refused,
-    used: row.limit_used ?? 0,
-    waitMs: row.wait_ms ?? 1000,
-    resetsAt: row.resets_at,
-  }
+    from mailroom_send_attempts(${db.json(args)}) order by ord`
+  if (rows.length !== attempts.length)
+    throw new Error('mailroom_send_attempts did not answer a row per attempt')
+  return rows.map((row): SendAttempt => {
+    if (row.refused === null) {
+      if (row.attempt_id === null) throw new Error('mailroom_send_attempt recorded no attempt')
+      return { refused: null, id: row.attempt_id, usageDay: row.day_taken, quotaWindow: row.window_taken }
+    }
+    if (row.refused === 'key') return { refused: 'key' }
+    return {
+      refused: row.refused,
+      used: row.limit_used ?? 0,
+      waitMs: row.wait_ms ?? 1000,
+      resetsAt: row.resets_at,
+    }
+  })
 }

@@ -11,6 +11,7 @@ import {
   settleAttempts,
   unclaim,
 } from '../db/outbox.ts'
+import { Rounds } from '../db/rounds.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
@@ -21,7 +22,6 @@ import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/o
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
-import { Rounds } from './rounds.ts'
 
 export type QueuedSendOutcome =
   /** Nothing due (or the connection is disabled or paused). */
@@ -56,7 +56,7 @@ export type LaneTurn = Exclude<QueuedClaim, { kind: 'claimed' }> | { kind: 'mess
 export type Settle = (attempt: AttemptSettlement) => Promise<void>
 
 /**
- * The claims and settlements of one queue run's lanes, in rounds (src/queue/rounds.ts): one
+ * The claims and settlements of one queue run's lanes, in rounds (src/db/rounds.ts): one
  * claim for every lane waiting for a message (none claimed for a lane not waiting, so that a run
  * that stops leaves none claimed and unsent), and one statement for the outcomes ready together.
  */

@@ -1,25 +1,27 @@
 import type { SendingConnection } from '../db/connections.ts'
-import type { MessageBodies, OutboxMessage, Reservation } from '../db/outbox.ts'
-import { recordSendAttempt } from '../db/send-attempts.ts'
-import type { Db } from '../db/sql.ts'
+import type { Reservation } from '../db/outbox.ts'
+import type { AttemptToRecord, SendAttempt } from '../db/send-attempts.ts'
 import type { Plan } from '../plans.ts'
 import { limitReached } from './refusals.ts'
 import { sendingLimits } from './reservations.ts'
 
+/** Records an attempt with the limits it counts against (one statement, maybe with others). */
+export type RecordAttempt = (attempt: AttemptToRecord) => Promise<SendAttempt>
+
 /**
  * POST /send's attempt claimed under its idempotency key, and its units of the plan's daily
- * limit, the connection's quota and pacing reserved, in one statement and the rulings' order:
- * the first limit that refuses throws its LimitReached and leaves nothing taken and nothing
+ * limit, the connection's quota and pacing reserved, by `record` in the rulings' order: the
+ * first limit that refuses throws its LimitReached and leaves nothing taken and nothing
  * recorded, the key unused. Undefined when another request already holds the key (nothing taken
  * either).
  */
 export async function claimAndReserve(
-  db: Db,
+  record: RecordAttempt,
   plan: Plan,
   connection: SendingConnection,
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null },
+  attempt: AttemptToRecord['attempt'],
 ): Promise<{ id: number; reservation: Reservation } | undefined> {
-  const result = await recordSendAttempt(db, attempt, sendingLimits(plan, attempt.accountId, connection))
+  const result = await record({ attempt, limits: sendingLimits(plan, attempt.accountId, connection) })
   if (result.refused === null) {
     return { id: result.id, reservation: { usageDay: result.usageDay, quotaWindow: result.quotaWindow } }
   }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import { settleAttempts } from '../db/outbox.ts'
-import { sendFindings } from '../db/send-attempts.ts'
+import type { AttemptToRecord } from '../db/send-attempts.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
@@ -12,6 +12,7 @@ import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage, settledIfDead } from './outbox.ts'
 import { envelopeOf, notDelivered, outcomeText } from './recipients.ts'
+import { sendRounds } from './send-rounds.ts'
 
 export interface RefusedRecipient {
   email: string
@@ -38,9 +39,10 @@ const PUSHBACK_RETRY_AFTER_SECONDS = 60
 
 /**
  * POST /send after validation: idempotency, connection selection, daily limit, quota, pacing,
- * then SMTP, in the rulings' order. Three round trips to the database: what the request finds
- * (its key's earlier attempt and its connection), its attempt claimed with its units reserved
- * (given back if nothing was sent), and the attempt settled.
+ * then SMTP, in the rulings' order. Three statements, each shared with the requests then
+ * waiting for the same (src/sending/send-rounds.ts): what the request finds (its key's earlier
+ * attempt and its connection), its attempt claimed with its units reserved (given back if
+ * nothing was sent), and the attempt settled.
  */
 export async function sendNow(
   context: SendContext,
@@ -50,7 +52,12 @@ export async function sendNow(
 ): Promise<SendResult> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
-  const found = await sendFindings(sql, caller.accountId, keyHash, connectionRef(caller, request.from))
+  const rounds = sendRounds(sql)
+  const found = await rounds.find({
+    accountId: caller.accountId,
+    key: keyHash,
+    ref: connectionRef(caller, request.from),
+  })
   if (keyHash && found.earlier) {
     const earlier = await settledIfDead(sql, caller.accountId, keyHash, found.earlier)
     if (earlier) return replay(earlier)
@@ -60,7 +67,8 @@ export async function sendNow(
   // The key is claimed before any limit is touched (one statement). A concurrent request with
   // the same key waits on the unique index, then replays or finds it in flight, and never sees a
   // 429 caused by the very message it duplicates (a taken key wins over whatever the limits said).
-  const attempt = await claimAndReserve(sql, caller.plan, connection, {
+  const record = (toRecord: AttemptToRecord) => rounds.attempt(connection.id, toRecord)
+  const attempt = await claimAndReserve(record, caller.plan, connection, {
     ...message,
     text_body: request.text_body,
     html_body: request.html_body,
@@ -96,9 +104,12 @@ export async function sendNow(
     // status means every recipient got the message.
     const status = error === null ? 'sent' : 'failed'
     const settlement = { status, error } as const
-    await settleAttempts(sql, connection.id, [
-      { id: attempt.id, line, recipients: outcome.recipients, settlement },
-    ])
+    await rounds.settle(connection.id, {
+      id: attempt.id,
+      line,
+      recipients: outcome.recipients,
+      settlement,
+    })
     context.metrics.email(status, connection.id)
     return sentResult(attempt.id, connection.from_address, message.messageId, outcome.recipients)
   }

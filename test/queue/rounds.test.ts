@@ -1,14 +1,14 @@
 /**
  * The queue claims several messages in one transaction (claimQueued, in rounds of the lanes
- * waiting: src/queue/rounds.ts): as many as are due and every limit allows, the units of all of them taken in
+ * waiting: src/db/rounds.ts): as many as are due and every limit allows, the units of all of them taken in
  * one statement (mailroom_take_units). What the limits leave over stays queued as if never
  * claimed, and the refusal says which limit, as one message at a time did.
  */
 import { describe, expect, it } from 'vitest'
 import { queueConnection } from '../../src/db/connections.ts'
+import { Rounds } from '../../src/db/rounds.ts'
 import { BatchContents } from '../../src/queue/batch-contents.ts'
 import { Claimant } from '../../src/queue/liveness.ts'
-import { Rounds } from '../../src/queue/rounds.ts'
 import { claimQueued, laneRounds, type QueuedClaim } from '../../src/queue/send-queued.ts'
 import { useTestApp } from '../support/app.ts'
 import { email, enqueued } from '../support/queue.ts'

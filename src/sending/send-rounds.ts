@@ -1,0 +1,58 @@
+import { type AttemptSettlement, enqueueMessages, type QueuedMessage, settleAttempts } from '../db/outbox.ts'
+import { KeyedRounds, Rounds } from '../db/rounds.ts'
+import {
+  type AttemptToRecord,
+  type FindingsAsked,
+  recordSendAttempts,
+  type SendAttempt,
+  type SendFindings,
+  sendFindings,
+} from '../db/send-attempts.ts'
+import type { Sql } from '../db/sql.ts'
+
+/**
+ * The statements of concurrent POST /sends and /enqueues through one connection, in rounds per
+ * connection (src/db/rounds.ts): requests that reach the database together claim their attempts
+ * (or queue their mail) together, and those their SMTP sessions finish together are recorded
+ * together, one statement for a round rather than one a request. Kept per database pool, whose
+ * connections the rounds run on.
+ */
+export interface SendRounds {
+  /** What a request finds (see sendFindings), looked up with whatever other requests then ask. */
+  find(asked: FindingsAsked): Promise<SendFindings>
+  /** Records an attempt with the others of its connection then waiting, in the order they came. */
+  attempt(connectionId: number, attempt: AttemptToRecord): Promise<SendAttempt>
+  /** Records a delivered attempt's outcome with the others of its connection then ready. */
+  settle(connectionId: number, attempt: AttemptSettlement): Promise<void>
+  /** Queues a message with the others of its connection then waiting (see enqueueMessages). */
+  enqueue(connectionId: number, message: QueuedMessage): Promise<{ id: number; queued_at: Date }>
+}
+
+const ofPool = new WeakMap<Sql, SendRounds>()
+
+export function sendRounds(sql: Sql): SendRounds {
+  let rounds = ofPool.get(sql)
+  if (!rounds) {
+    const attempts = new KeyedRounds<number, AttemptToRecord, SendAttempt>((_, round) =>
+      recordSendAttempts(sql, round),
+    )
+    const settlements = new KeyedRounds<number, AttemptSettlement, void>(async (connectionId, round) => {
+      await settleAttempts(sql, connectionId, round)
+      return []
+    })
+    const queued = new KeyedRounds(async (connectionId: number, round: QueuedMessage[]) => {
+      const rows = await enqueueMessages(sql, connectionId, round)
+      if (rows.length !== round.length) throw new Error('a queued message was not recorded')
+      return rows
+    })
+    const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked))
+    rounds = {
+      find: (asked) => findings.do(asked),
+      enqueue: (connectionId, message) => queued.do(connectionId, message),
+      attempt: (connectionId, attempt) => attempts.do(connectionId, attempt),
+      settle: (connectionId, attempt) => settlements.do(connectionId, attempt),
+    }
+    ofPool.set(sql, rounds)
+  }
+  return rounds
+}
