@@ -215,6 +215,28 @@ describe('plan limits: Free 1 key, Pro unlimited', () => {
     for (const k of keys) expect(await authenticate(app.services.sql, k.key)).toMatchObject({ keyId: k.id })
   })
 
+  it('tokens authenticated together (one round, one statement) each get their own answer', async () => {
+    const owner = await account('pro')
+    const other = await account('free')
+    const [a, b, revoked, others] = [
+      await createKey(app.services.sql, { accountId: owner.id, name: 'a' }),
+      await createKey(app.services.sql, { accountId: owner.id, name: 'b' }),
+      await createKey(app.services.sql, { accountId: owner.id, name: 'revoked' }),
+      await createKey(app.services.sql, { accountId: other.id, name: 'other' }),
+    ]
+    await revokeKey(app.services.sql, revoked.id)
+    const tokens = [b.key, a.key, revoked.key, `${KEY_PREFIX}unknown`, others.key, a.key]
+    const callers = await Promise.all(tokens.map((token) => authenticate(app.services.sql, token)))
+    expect(callers).toEqual([
+      authOf(owner, b.id, 'pro'),
+      authOf(owner, a.id, 'pro'),
+      undefined,
+      undefined,
+      authOf(other, others.id, 'free'),
+      authOf(owner, a.id, 'pro'),
+    ])
+  })
+
   it('keeps existing keys working after a downgrade to Free, but refuses a new one', async () => {
     const owner = await account('pro')
     const a = await createKey(app.services.sql, { accountId: owner.id, name: 'a' })

@@ -121,22 +121,26 @@ export interface KeyOwner {
 }
 
 /**
- * The usable key with that hash, noted as used now. In the same round trip as the lookup, and
- * written at most once a minute per key, so that a busy key costs no write per request.
+ * For each hash, in order, the usable key with that hash, noted as used now: one statement for
+ * any number of requests (a round of them: see authenticate). In the same round trip as the
+ * lookup, and written at most once a minute per key, so that a busy key costs no write per
+ * request.
  */
-export async function usableKeyByHash(db: Db, secretSha256: Buffer): Promise<KeyOwner | undefined> {
-  const [row] = await db<KeyOwner[]>`
+export async function usableKeysByHash(db: Db, hashes: Buffer[]): Promise<(KeyOwner | undefined)[]> {
+  const rows = await db<(KeyOwner & { n: number })[]>`
     with usable as (
-      select k.id, k.account_id, a.plan, k.connection_id, k.secret_sha256, k.last_used_at
-      from api_keys k join accounts a on a.id = k.account_id
-      where k.secret_sha256 = ${secretSha256}
-        and k.revoked_at is null
+      select asked.n, k.id, k.account_id, a.plan, k.connection_id, k.secret_sha256, k.last_used_at
+      from unnest(${hashes.map((h) => h.toString('hex'))}::text[]) with ordinality as asked(hash, n)
+      join api_keys k on k.secret_sha256 = decode(asked.hash, 'hex')
+      join accounts a on a.id = k.account_id
+      where k.revoked_at is null
         and (k.expires_at is null or k.expires_at > now())
         and (not k.scoped or k.connection_id is not null)
     ), used as (
       update api_keys set last_used_at = now()
-      where id = (select id from usable where last_used_at is null or last_used_at <= now() - interval '1 minute')
+      where id in (select id from usable where last_used_at is null or last_used_at <= now() - interval '1 minute')
     )
-    select id, account_id, plan, connection_id, secret_sha256 from usable`
-  return row
+    select n::int, id, account_id, plan, connection_id, secret_sha256 from usable`
+  const found = new Map(rows.map(({ n, ...owner }) => [n, owner]))
+  return hashes.map((_, i) => found.get(i + 1))
 }

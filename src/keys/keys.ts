@@ -11,9 +11,10 @@ import {
   replaceSecret,
   selectKeys,
   setScope,
-  usableKeyByHash,
+  usableKeysByHash,
 } from '../db/api-keys.ts'
 import { ownsConnection } from '../db/connections.ts'
+import { perPool, Rounds } from '../db/rounds.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from './caller.ts'
@@ -115,14 +116,19 @@ export async function scopeKey(sql: Sql, keyId: number, connectionId: number | n
   })
 }
 
+/** The keys of requests arriving together are looked up together. */
+const lookups = perPool((sql) => new Rounds((hashes: Buffer[]) => usableKeysByHash(sql, hashes)))
+
 /**
  * The caller a bearer token speaks for, or undefined for any token that must be refused:
- * unknown, revoked, expired, or scoped to a connection that was deleted.
+ * unknown, revoked, expired, or scoped to a connection that was deleted. Looked up in rounds
+ * (src/db/rounds.ts) with the tokens of the other requests then arriving: one statement for
+ * them all.
  */
-export async function authenticate(db: Db, token: string): Promise<Caller | undefined> {
+export async function authenticate(sql: Sql, token: string): Promise<Caller | undefined> {
   if (!token.startsWith(KEY_PREFIX)) return undefined
   const digest = sha256(token)
-  const row = await usableKeyByHash(db, digest)
+  const row = await lookups(sql).do(digest)
   // The index lookup already matched; comparing again in constant time keeps the check honest
   // even if the lookup ever changes to a prefix search.
   if (!row || !timingSafeEqual(row.secret_sha256, digest)) return undefined

@@ -1,5 +1,5 @@
 import { type AttemptSettlement, enqueueMessages, type QueuedMessage, settleAttempts } from '../db/outbox.ts'
-import { KeyedRounds, Rounds } from '../db/rounds.ts'
+import { KeyedRounds, perPool, Rounds } from '../db/rounds.ts'
 import {
   type AttemptToRecord,
   type FindingsAsked,
@@ -14,8 +14,7 @@ import type { Sql } from '../db/sql.ts'
  * The statements of concurrent POST /sends and /enqueues through one connection, in rounds per
  * connection (src/db/rounds.ts): requests that reach the database together claim their attempts
  * (or queue their mail) together, and those their SMTP sessions finish together are recorded
- * together, one statement for a round rather than one a request. Kept per database pool, whose
- * connections the rounds run on.
+ * together, one statement for a round rather than one a request.
  */
 export interface SendRounds {
   /** What a request finds (see sendFindings), looked up with whatever other requests then ask. */
@@ -28,31 +27,24 @@ export interface SendRounds {
   enqueue(connectionId: number, message: QueuedMessage): Promise<{ id: number; queued_at: Date }>
 }
 
-const ofPool = new WeakMap<Sql, SendRounds>()
-
-export function sendRounds(sql: Sql): SendRounds {
-  let rounds = ofPool.get(sql)
-  if (!rounds) {
-    const attempts = new KeyedRounds<number, AttemptToRecord, SendAttempt>((_, round) =>
-      recordSendAttempts(sql, round),
-    )
-    const settlements = new KeyedRounds<number, AttemptSettlement, void>(async (connectionId, round) => {
-      await settleAttempts(sql, connectionId, round)
-      return []
-    })
-    const queued = new KeyedRounds(async (connectionId: number, round: QueuedMessage[]) => {
-      const rows = await enqueueMessages(sql, connectionId, round)
-      if (rows.length !== round.length) throw new Error('a queued message was not recorded')
-      return rows
-    })
-    const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked))
-    rounds = {
-      find: (asked) => findings.do(asked),
-      enqueue: (connectionId, message) => queued.do(connectionId, message),
-      attempt: (connectionId, attempt) => attempts.do(connectionId, attempt),
-      settle: (connectionId, attempt) => settlements.do(connectionId, attempt),
-    }
-    ofPool.set(sql, rounds)
+export const sendRounds = perPool((sql: Sql): SendRounds => {
+  const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked))
+  const attempts = new KeyedRounds<number, AttemptToRecord, SendAttempt>((_, round) =>
+    recordSendAttempts(sql, round),
+  )
+  const settlements = new KeyedRounds<number, AttemptSettlement, void>(async (connectionId, round) => {
+    await settleAttempts(sql, connectionId, round)
+    return []
+  })
+  const queued = new KeyedRounds(async (connectionId: number, round: QueuedMessage[]) => {
+    const rows = await enqueueMessages(sql, connectionId, round)
+    if (rows.length !== round.length) throw new Error('a queued message was not recorded')
+    return rows
+  })
+  return {
+    find: (asked) => findings.do(asked),
+    attempt: (connectionId, attempt) => attempts.do(connectionId, attempt),
+    settle: (connectionId, attempt) => settlements.do(connectionId, attempt),
+    enqueue: (connectionId, message) => queued.do(connectionId, message),
   }
-  return rounds
-}
+})
