@@ -139,13 +139,18 @@ async function main() {
  */
 async function startService(dataDir: string, logFile: string) {
   const port = await freePort()
-  // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profile": where the service's time goes.
-  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS
-  const child: ChildProcess = spawn(path.join(ROOT, 'bin', 'mailroom.js'), ['start'], {
+  const bin = path.join(ROOT, 'bin', 'mailroom.js')
+  // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profile": where the service's
+  // time goes. Node refuses some flags (--cpu-prof among them) in NODE_OPTIONS, so with any the
+  // service is started by node itself, given the flags of the executable's first line too.
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []
+  const [command, args] = nodeArgs.length
+    ? [process.execPath, [...(await firstLineNodeFlags(bin)), ...nodeArgs, bin, 'start']]
+    : [bin, ['start']]
+  const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,
-      ...(nodeArgs ? { NODE_OPTIONS: nodeArgs } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       MAILROOM_DATA_DIR: dataDir,
@@ -177,6 +182,12 @@ async function startService(dataDir: string, logFile: string) {
       await new Promise((resolve) => child.once('exit', resolve))
     },
   }
+}
+
+/** The Node flags on an executable's first line: `#!/usr/bin/env -S node <flags>`. */
+async function firstLineNodeFlags(file: string): Promise<string[]> {
+  const [first = ''] = (await readFile(file, 'utf8')).split('\n', 1)
+  return first.replace(/^#!.*?\bnode\b/, '').split(/\s+/).filter(Boolean)
 }
 
 function report(rows: Figures[]) {
