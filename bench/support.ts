@@ -22,6 +22,8 @@ export interface Figures {
   target?: { ratio: number; p50WithinMs?: number }
   /** Figures of the row that fit no column, printed under the table. */
   note?: string
+  /** One connection at full speed (/send, /enqueue, a batch): the load the RSS target is for. */
+  fullSpeed?: true
 }
 
 export interface Bench {

@@ -16,6 +16,6 @@ export const batch: Scenario = {
       })
       await arrived
     })
-    return [{ ...figures, target: { ratio: 0.8 } }]
+    return [{ ...figures, target: { ratio: 0.8 }, fullSpeed: true }]
   },
 }
