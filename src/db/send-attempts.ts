@@ -65,6 +65,7 @@ export type SendAttempt =
   /** A limit refused: nothing was taken or recorded. */
   | LimitRefusal
 
+/** An attempt about to reach SMTP, with the limits it counts against. */
 export interface AttemptToRecord {
   attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null }
   limits: Limits
@@ -74,29 +75,36 @@ export interface AttemptToRecord {
 const DEADLOCK_DETECTED = '40P01'
 
 /**
- * Records attempts about to reach SMTP, in order, each under its idempotency key and then taking
- * one unit of each limit (mailroom_take_units); a limit that refuses leaves nothing of that
- * attempt recorded. One statement (migration 019): a round of a connection's concurrent requests.
+ * Records attempts about to reach SMTP through the connection of `limits`, all counting against
+ * them, as one at a time in the order given would: each under its idempotency key, then
+ * taking one unit of each limit (mailroom_take_units); an attempt a limit refuses is not
+ * recorded. One statement (migration 019): a round of the connection's concurrent requests.
  *
  * A round holds what each of its attempts took until it commits, so two rounds reusing each
  * other's idempotency keys (through two connections of an account) can deadlock, where one
  * attempt at a time could not. PostgreSQL then aborts one round, which took nothing, and its
  * attempts are recorded each in a statement of its own.
  */
-export async function recordSendAttempts(db: Db, attempts: AttemptToRecord[]): Promise<SendAttempt[]> {
+export async function recordSendAttempts(
+  db: Db,
+  limits: Limits,
+  attempts: AttemptToRecord['attempt'][],
+): Promise<SendAttempt[]> {
   try {
-    return await recordInOneStatement(db, attempts)
+    return await recordInOneStatement(db, limits, attempts)
   } catch (error) {
     if (attempts.length === 1 || (error as { code?: unknown }).code !== DEADLOCK_DETECTED) throw error
-    const alone = attempts.map((attempt) => recordInOneStatement(db, [attempt]).then(([one]) => one))
+    const alone = attempts.map((attempt) => recordInOneStatement(db, limits, [attempt]).then(([one]) => one))
     return (await Promise.all(alone)) as SendAttempt[]
   }
 }
 
-async function recordInOneStatement(db: Db, attempts: AttemptToRecord[]): Promise<SendAttempt[]> {
-  const args = attempts.map(({ attempt, limits }) => ({
-    account: attempt.accountId,
-    connection: attempt.connectionId,
+async function recordInOneStatement(
+  db: Db,
+  limits: Limits,
+  attempts: AttemptToRecord['attempt'][],
+): Promise<SendAttempt[]> {
+  const args = attempts.map((attempt) => ({
     from: attempt.from,
     to: attempt.to,
     cc: attempt.cc,
@@ -106,12 +114,6 @@ async function recordInOneStatement(db: Db, attempts: AttemptToRecord[]): Promis
     html_body: attempt.html_body ?? null,
     message_id: attempt.messageId,
     key: attempt.idempotencyKey?.toString('hex') ?? null,
-    lease_seconds: ATTEMPT_LEASE_SECONDS,
-    daily_limit: limits.dailyLimit,
-    quota: limits.quota?.quota ?? null,
-    quota_period: limits.quota?.period ?? null,
-    pacing_capacity: limits.bucket.capacity,
-    pacing_per_second: limits.bucket.perSecond,
   }))
   const rows = await db<
     {
@@ -125,12 +127,16 @@ async function recordInOneStatement(db: Db, attempts: AttemptToRecord[]): Promis
     }[]
   >`
     select attempt_id, refused, day_taken::text, window_taken, limit_used, wait_ms, resets_at
-    from mailroom_send_attempts(${db.json(args)}) order by ord`
+    from mailroom_send_attempts(${limits.accountId}::int, ${limits.connectionId}::int, ${db.json(args)},
+      ${ATTEMPT_LEASE_SECONDS}::int, ${limits.dailyLimit}::int,
+      ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text, ${limits.bucket.capacity}::float8,
+      ${limits.bucket.perSecond}::float8)
+    order by ord`
   if (rows.length !== attempts.length)
     throw new Error('mailroom_send_attempts did not answer a row per attempt')
   return rows.map((row): SendAttempt => {
     if (row.refused === null) {
-      if (row.attempt_id === null) throw new Error('mailroom_send_attempt recorded no attempt')
+      if (row.attempt_id === null) throw new Error('mailroom_send_attempts recorded no attempt')
       return { refused: null, id: row.attempt_id, usageDay: row.day_taken, quotaWindow: row.window_taken }
     }
     if (row.refused === 'key') return { refused: 'key' }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import { settleAttempts } from '../db/outbox.ts'
-import type { AttemptToRecord } from '../db/send-attempts.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
@@ -67,8 +66,7 @@ export async function sendNow(
   // The key is claimed before any limit is touched (one statement). A concurrent request with
   // the same key waits on the unique index, then replays or finds it in flight, and never sees a
   // 429 caused by the very message it duplicates (a taken key wins over whatever the limits said).
-  const record = (toRecord: AttemptToRecord) => rounds.attempt(connection.id, toRecord)
-  const attempt = await claimAndReserve(record, caller.plan, connection, {
+  const attempt = await claimAndReserve(rounds.attempt, caller.plan, connection, {
     ...message,
     text_body: request.text_body,
     html_body: request.html_body,

@@ -19,8 +19,11 @@ import type { Sql } from '../db/sql.ts'
 export interface SendRounds {
   /** What a request finds (see sendFindings), looked up with whatever other requests then ask. */
   find(asked: FindingsAsked): Promise<SendFindings>
-  /** Records an attempt with the others of its connection then waiting, in the order they came. */
-  attempt(connectionId: number, attempt: AttemptToRecord): Promise<SendAttempt>
+  /**
+   * Records an attempt with the others of its connection (and limits) then waiting, in the order
+   * they came.
+   */
+  attempt(attempt: AttemptToRecord): Promise<SendAttempt>
   /** Records a delivered attempt's outcome with the others of its connection then ready. */
   settle(connectionId: number, attempt: AttemptSettlement): Promise<void>
   /** Queues a message with the others of its connection then waiting (see enqueueMessages). */
@@ -29,8 +32,13 @@ export interface SendRounds {
 
 export const sendRounds = perPool((sql: Sql): SendRounds => {
   const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked))
-  const attempts = new KeyedRounds<number, AttemptToRecord, SendAttempt>((_, round) =>
-    recordSendAttempts(sql, round),
+  // Keyed by the limits too (they name the connection): a round's attempts share them.
+  const attempts = new KeyedRounds<string, AttemptToRecord, SendAttempt>((_, round) =>
+    recordSendAttempts(
+      sql,
+      (round[0] as AttemptToRecord).limits,
+      round.map((r) => r.attempt),
+    ),
   )
   const settlements = new KeyedRounds<number, AttemptSettlement, void>(async (connectionId, round) => {
     await settleAttempts(sql, connectionId, round)
@@ -43,7 +51,7 @@ export const sendRounds = perPool((sql: Sql): SendRounds => {
   })
   return {
     find: (asked) => findings.do(asked),
-    attempt: (connectionId, attempt) => attempts.do(connectionId, attempt),
+    attempt: (attempt) => attempts.do(JSON.stringify(attempt.limits), attempt),
     settle: (connectionId, attempt) => settlements.do(connectionId, attempt),
     enqueue: (connectionId, message) => queued.do(connectionId, message),
   }

@@ -72,10 +72,7 @@ describe('a round of attempts: one statement, in the order the requests came', (
       attempt(s, null),
       attempt(s, null),
     ]
-    const results = await recordSendAttempts(
-      app.services.sql,
-      [first, duplicate, second, third].map((a) => ({ attempt: a, limits: limits(s) })),
-    )
+    const results = await recordSendAttempts(app.services.sql, limits(s), [first, duplicate, second, third])
     expect(results.map((r) => r.refused)).toEqual([null, 'key', null, 'pacing'])
     // The third waits for a token: at a token every 1000 s, far off.
     expect(results[3]).toMatchObject({ refused: 'pacing', waitMs: expect.any(Number) })
@@ -90,19 +87,14 @@ describe('a round of attempts: one statement, in the order the requests came', (
     const s = await startSender(app, 'round-daily', { plan: 'free' })
     await setDailyUsed(app, s.accountId, 99)
     const round = [attempt(s, 'daily-a'), attempt(s, 'daily-b')]
-    const results = await recordSendAttempts(
-      app.services.sql,
-      round.map((a) => ({
-        attempt: a,
-        limits: limits(s, { dailyLimit: 100, bucket: { capacity: 10, perSecond: 10 } }),
-      })),
-    )
+    const daily = limits(s, { dailyLimit: 100, bucket: { capacity: 10, perSecond: 10 } })
+    const results = await recordSendAttempts(app.services.sql, daily, round)
     expect(results.map((r) => r.refused)).toEqual([null, 'daily'])
     expect(results[1]).toMatchObject({ used: 100 })
     expect(await dailyUsed(app, s.accountId)).toBe(100)
     // The refused one's key is free: a retry may use it.
-    const retry = await recordSendAttempts(app.services.sql, [
-      { attempt: attempt(s, 'daily-b'), limits: limits(s, { dailyLimit: 101 }) },
+    const retry = await recordSendAttempts(app.services.sql, limits(s, { dailyLimit: 101 }), [
+      attempt(s, 'daily-b'),
     ])
     expect(retry.map((r) => r.refused)).toEqual([null])
   })
@@ -118,22 +110,18 @@ describe('a round of attempts: one statement, in the order the requests came', (
     })
     await setDailyUsed(app, s.accountId, 0)
     const daily = { dailyLimit: 100, bucket: { capacity: 10, perSecond: 10 } }
-    const through = (connectionId: number, key: string) => ({
-      attempt: attempt(s, key, connectionId),
-      limits: limits(s, daily, connectionId),
-    })
-    // The day's counter is held while both rounds record their first attempt (each its own key),
-    // so that each then waits for it; the one let through next wants the other's key.
+    const round = (connectionId: number, keys: string[]) =>
+      recordSendAttempts(
+        app.services.sql,
+        limits(s, daily, connectionId),
+        keys.map((key) => attempt(s, key, connectionId)),
+      )
+    // Both connections' rows are held while each round records its first attempt (its own key):
+    // recording one checks its connection. Let go, each round wants the key the other holds.
     let rounds: Promise<unknown[]>[] = []
     await app.services.sql.begin(async (tx) => {
-      await tx`select used from daily_usage where account_id = ${s.accountId} for update`
-      rounds = [
-        recordSendAttempts(app.services.sql, [
-          through(s.connectionId, 'cross-1'),
-          through(s.connectionId, 'cross-2'),
-        ]),
-        recordSendAttempts(app.services.sql, [through(other.id, 'cross-2'), through(other.id, 'cross-1')]),
-      ]
+      await tx`select 1 from connections where id in (${s.connectionId}, ${other.id}) for update`
+      rounds = [round(s.connectionId, ['cross-1', 'cross-2']), round(other.id, ['cross-2', 'cross-1'])]
       await sleep(300)
     })
     const [a, b] = (await Promise.all(rounds)) as { refused: string | null }[][]
@@ -158,9 +146,7 @@ describe('what a round of requests finds', () => {
       from: senderAddress('round-find-2'),
       rate: 6000,
     })
-    const [earlier] = await recordSendAttempts(app.services.sql, [
-      { attempt: attempt(s, 'find-k'), limits: limits(s) },
-    ])
+    const [earlier] = await recordSendAttempts(app.services.sql, limits(s), [attempt(s, 'find-k')])
     const found = await sendFindings(app.services.sql, [
       { accountId: s.accountId, key: sha256('find-k'), ref: { accountId: s.accountId } },
       {
