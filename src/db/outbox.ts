@@ -87,6 +87,20 @@ export interface MessageBodies {
   html_body?: string | undefined
 }
 
+/** A message as the outbox's columns name it, for a statement to read from JSON. */
+export function messageColumns(m: Omit<OutboxMessage, 'accountId' | 'connectionId'> & MessageBodies) {
+  return {
+    from_address: m.from,
+    to_addresses: m.to,
+    cc_addresses: m.cc,
+    bcc_addresses: m.bcc,
+    subject: m.subject,
+    text_body: m.text_body ?? null,
+    html_body: m.html_body ?? null,
+    message_id: m.messageId,
+  }
+}
+
 /** How an attempt went, as its line in the record's history says it. */
 export type AttemptKind = 'delivered' | 'refused' | 'deferred' | 'pushback' | 'unreachable'
 
@@ -280,14 +294,7 @@ export async function enqueueMessages(
   const served = currentRequestId() ?? null
   const rows = messages.map((m) => ({
     account_id: m.accountId,
-    from_address: m.from,
-    to_addresses: m.to,
-    cc_addresses: m.cc,
-    bcc_addresses: m.bcc,
-    subject: m.subject,
-    text_body: m.text_body ?? null,
-    html_body: m.html_body ?? null,
-    message_id: m.messageId,
+    ...messageColumns(m),
     batch_id: m.batchId ?? null,
     reply_to: m.replyTo ?? null,
     request_id: m.requestId === undefined ? served : m.requestId,

@@ -4,6 +4,7 @@ import {
   attemptOfKey,
   type KeyedAttempt,
   type MessageBodies,
+  messageColumns,
   type OutboxMessage,
 } from './outbox.ts'
 import type { Db } from './sql.ts'
@@ -105,14 +106,7 @@ async function recordInOneStatement(
   attempts: AttemptToRecord['attempt'][],
 ): Promise<SendAttempt[]> {
   const args = attempts.map((attempt) => ({
-    from: attempt.from,
-    to: attempt.to,
-    cc: attempt.cc,
-    bcc: attempt.bcc,
-    subject: attempt.subject,
-    text_body: attempt.text_body ?? null,
-    html_body: attempt.html_body ?? null,
-    message_id: attempt.messageId,
+    ...messageColumns(attempt),
     key: attempt.idempotencyKey?.toString('hex') ?? null,
   }))
   const rows = await db<

@@ -58,6 +58,17 @@ function limits(s: Sender, over: Partial<Limits> = {}, connectionId = s.connecti
   }
 }
 
+/** Another connection of `s`'s account, to a sink of its own. */
+async function secondConnection(s: Sender, label: string) {
+  const sink = await startSink(app)
+  return addConnection(app.services, {
+    accountId: s.accountId,
+    ...sink.login,
+    from: senderAddress(label),
+    rate: 6000,
+  })
+}
+
 async function recorded(connectionId: number) {
   return app.services.sql<{ subject: string; status: string }[]>`
     select subject, status from outbox where connection_id = ${connectionId} order by id`
@@ -101,13 +112,7 @@ describe('a round of attempts: one statement, in the order the requests came', (
 
   it('two rounds reusing each other’s keys through two connections deadlock, and the one aborted is recorded attempt by attempt', async () => {
     const s = await startSender(app, 'round-deadlock', { plan: 'pro' })
-    const sink = await startSink(app)
-    const other = await addConnection(app.services, {
-      accountId: s.accountId,
-      ...sink.login,
-      from: senderAddress('round-deadlock-2'),
-      rate: 6000,
-    })
+    const other = await secondConnection(s, 'round-deadlock-2')
     await setDailyUsed(app, s.accountId, 0)
     const daily = { dailyLimit: 100, bucket: { capacity: 10, perSecond: 10 } }
     const round = (connectionId: number, keys: string[]) =>
@@ -139,13 +144,7 @@ describe('a round of attempts: one statement, in the order the requests came', (
 describe('what a round of requests finds', () => {
   it("each request's earlier attempt and connection, in order, however it names the connection", async () => {
     const s = await startSender(app, 'round-find', { plan: 'pro' })
-    const sink = await startSink(app)
-    const second = await addConnection(app.services, {
-      accountId: s.accountId,
-      ...sink.login,
-      from: senderAddress('round-find-2'),
-      rate: 6000,
-    })
+    const second = await secondConnection(s, 'round-find-2')
     const [earlier] = await recordSendAttempts(app.services.sql, limits(s), [attempt(s, 'find-k')])
     const found = await sendFindings(app.services.sql, [
       { accountId: s.accountId, key: sha256('find-k'), ref: { accountId: s.accountId } },

@@ -7,8 +7,9 @@
 -- their keys, not recorded. One transaction for the round: the connection's pacing row is
 -- locked and written once per round rather than once per request. The attempts of a round
 -- share their account, connection and limits. Each element of p_attempts holds an attempt's
--- message by field name. The answer has one row per attempt, numbered from 1 in the order given.
--- It replaces mailroom_send_attempt (017), which did the same for one attempt.
+-- message under the outbox's column names, and its key (hex). The answer has one row per
+-- attempt, numbered from 1 in the order given. It replaces mailroom_send_attempt (017), which
+-- did the same for one attempt.
 drop function mailroom_send_attempt(integer, integer, text, text[], text[], text[], text, text, text, text, bytea,
   integer, integer, integer, text, float8, float8);
 
@@ -35,9 +36,10 @@ begin
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                         bcc_addresses, subject, text_body, html_body, message_id, idempotency_key_sha256,
                         lease_expires_at, attempts, sent_now)
-    values (p_account, p_connection, 'sending', a->>'from',
-            array(select jsonb_array_elements_text(a->'to')), array(select jsonb_array_elements_text(a->'cc')),
-            array(select jsonb_array_elements_text(a->'bcc')), a->>'subject', a->>'text_body',
+    values (p_account, p_connection, 'sending', a->>'from_address',
+            array(select jsonb_array_elements_text(a->'to_addresses')),
+            array(select jsonb_array_elements_text(a->'cc_addresses')),
+            array(select jsonb_array_elements_text(a->'bcc_addresses')), a->>'subject', a->>'text_body',
             a->>'html_body', a->>'message_id', decode(a->>'key', 'hex'),
             now() + make_interval(secs => p_lease_seconds), 1, true)
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
