@@ -282,8 +282,8 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
 /**
  * Puts messages for one connection in the queue, due now, and asks for a run of its queue, in
  * one statement whatever their number. Each keeps the id of the API request that queued it
- * (its own, or the one being served), so that the worker logs about it under that id. Returns their outbox ids, in order, and when
- * they were queued.
+ * (its own, or the one being served), so that the worker logs about it under that id. Returns
+ * their outbox ids, in order, and when they were queued.
  */
 export async function enqueueMessages(
   db: Db,

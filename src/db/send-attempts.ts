@@ -13,8 +13,8 @@ import type { LimitRefusal, Limits } from './usage.ts'
 /**
  * POST /send's statements before SMTP: what the request finds (its key's earlier attempt, the
  * connection it names) in one round trip, then its attempt claimed and its units taken in
- * another (migrations 017 and 019), with those of its connection's other requests then waiting.
- * Its settlement is the outbox's.
+ * another (migration 019), with those of its connection's other requests then waiting. Its
+ * settlement is the outbox's.
  */
 
 export interface SendFindings {
