@@ -24,7 +24,7 @@ export class Rounds<T, R> {
    */
   constructor(
     private readonly all: (items: T[]) => Promise<R[]>,
-    private readonly idle?: () => void,
+    private readonly options: RoundOptions<T> & { idle?: () => void } = {},
   ) {}
 
   do(item: T): Promise<R> {
@@ -40,7 +40,7 @@ export class Rounds<T, R> {
       while (this.#waiting.length > 0) {
         // Lanes freed by the same event (replies read in one go) join the round.
         await new Promise((resolve) => setImmediate(resolve))
-        const round = this.#waiting.splice(0)
+        const round = this.#waiting.splice(0, this.#roundLength())
         try {
           const results = await this.all(round.map((w) => w.item))
           for (const [i, w] of round.entries()) w.resolve(results[i] as R)
@@ -50,9 +50,33 @@ export class Rounds<T, R> {
       }
     } finally {
       this.#running = false
-      this.idle?.()
+      this.options.idle?.()
     }
   }
+
+  /** How many of those waiting, oldest first, the next round takes: always at least one. */
+  #roundLength(): number {
+    const { maxItems = Number.POSITIVE_INFINITY, sizeOf, maxSize = Number.POSITIVE_INFINITY } = this.options
+    let size = 0
+    let length = 0
+    for (const { item } of this.#waiting) {
+      size += sizeOf?.(item) ?? 0
+      if (length >= maxItems || (length > 0 && size > maxSize)) break
+      length++
+    }
+    return length
+  }
+}
+
+/**
+ * How much one round may take: at most `maxItems`, and no more than `maxSize` of their sizes
+ * together (an item larger than that goes alone), so that a round's statement stays as small as
+ * its requests' bodies allow.
+ */
+export interface RoundOptions<T> {
+  maxItems?: number
+  sizeOf?: (item: T) => number
+  maxSize?: number
 }
 
 /**
@@ -62,16 +86,19 @@ export class Rounds<T, R> {
 export class KeyedRounds<K, T, R> {
   readonly #rounds = new Map<K, Rounds<T, R>>()
 
-  /** `all(key, items)` does the work of one key's round, as for Rounds. */
-  constructor(private readonly all: (key: K, items: T[]) => Promise<R[]>) {}
+  /** `all(key, items)` does the work of one key's round, as for Rounds, each round within `options`. */
+  constructor(
+    private readonly all: (key: K, items: T[]) => Promise<R[]>,
+    private readonly options: RoundOptions<T> = {},
+  ) {}
 
   do(key: K, item: T): Promise<R> {
     let rounds = this.#rounds.get(key)
     if (!rounds) {
-      rounds = new Rounds(
-        (items) => this.all(key, items),
-        () => this.#rounds.delete(key),
-      )
+      rounds = new Rounds((items) => this.all(key, items), {
+        ...this.options,
+        idle: () => this.#rounds.delete(key),
+      })
       this.#rounds.set(key, rounds)
     }
     return rounds.do(item)

@@ -117,7 +117,9 @@ export async function scopeKey(sql: Sql, keyId: number, connectionId: number | n
 }
 
 /** The keys of requests arriving together are looked up together. */
-const lookups = perPool((sql) => new Rounds((hashes: Buffer[]) => usableKeysByHash(sql, hashes)))
+const lookups = perPool(
+  (sql) => new Rounds((hashes: Buffer[]) => usableKeysByHash(sql, hashes), { maxItems: 256 }),
+)
 
 /**
  * The caller a bearer token speaks for, or undefined for any token that must be refused:

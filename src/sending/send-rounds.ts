@@ -1,4 +1,10 @@
-import { type AttemptSettlement, enqueueMessages, type QueuedMessage, settleAttempts } from '../db/outbox.ts'
+import {
+  type AttemptSettlement,
+  enqueueMessages,
+  type MessageBodies,
+  type QueuedMessage,
+  settleAttempts,
+} from '../db/outbox.ts'
 import { KeyedRounds, perPool, Rounds } from '../db/rounds.ts'
 import {
   type AttemptToRecord,
@@ -30,25 +36,44 @@ export interface SendRounds {
   enqueue(connectionId: number, message: QueuedMessage): Promise<{ id: number; queued_at: Date }>
 }
 
+/**
+ * A round's share of the requests waiting: at most MAX_ITEMS, and however many large bodies wait
+ * at once, no more than MAX_BODIES characters of them (one larger goes alone), since a round's
+ * statement carries them in one JSON text (V8 caps a string at 512 Mi characters, PostgreSQL a
+ * JSON value at 256 MB).
+ */
+const MAX_ITEMS = 64
+const MAX_BODIES = 16 * 2 ** 20
+
+const bodiesLength = (m: MessageBodies) => (m.text_body?.length ?? 0) + (m.html_body?.length ?? 0)
+
 export const sendRounds = perPool((sql: Sql): SendRounds => {
-  const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked))
+  const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked), { maxItems: 256 })
   // Keyed by the limits too (they name the connection): a round's attempts share them.
-  const attempts = new KeyedRounds<string, AttemptToRecord, SendAttempt>((_, round) =>
-    recordSendAttempts(
-      sql,
-      (round[0] as AttemptToRecord).limits,
-      round.map((r) => r.attempt),
-    ),
+  const attempts = new KeyedRounds<string, AttemptToRecord, SendAttempt>(
+    (_, round) =>
+      recordSendAttempts(
+        sql,
+        (round[0] as AttemptToRecord).limits,
+        round.map((r) => r.attempt),
+      ),
+    { maxItems: MAX_ITEMS, sizeOf: (r) => bodiesLength(r.attempt), maxSize: MAX_BODIES },
   )
-  const settlements = new KeyedRounds<number, AttemptSettlement, void>(async (connectionId, round) => {
-    await settleAttempts(sql, connectionId, round)
-    return []
-  })
-  const queued = new KeyedRounds(async (connectionId: number, round: QueuedMessage[]) => {
-    const rows = await enqueueMessages(sql, connectionId, round)
-    if (rows.length !== round.length) throw new Error('a queued message was not recorded')
-    return rows
-  })
+  const settlements = new KeyedRounds<number, AttemptSettlement, void>(
+    async (connectionId, round) => {
+      await settleAttempts(sql, connectionId, round)
+      return []
+    },
+    { maxItems: MAX_ITEMS },
+  )
+  const queued = new KeyedRounds(
+    async (connectionId: number, round: QueuedMessage[]) => {
+      const rows = await enqueueMessages(sql, connectionId, round)
+      if (rows.length !== round.length) throw new Error('a queued message was not recorded')
+      return rows
+    },
+    { maxItems: MAX_ITEMS, sizeOf: bodiesLength, maxSize: MAX_BODIES },
+  )
   return {
     find: (asked) => findings.do(asked),
     attempt: (attempt) => attempts.do(JSON.stringify(attempt.limits), attempt),

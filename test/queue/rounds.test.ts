@@ -181,6 +181,33 @@ describe('rounds: the lanes waiting together are served by one claim, one settle
     expect(asked).toEqual([[1], [2, 3]])
   })
 
+  /** Rounds of `options` whose first round is held until the rest are waiting. */
+  async function roundsOf(options: ConstructorParameters<typeof Rounds<number, number>>[1], items: number[]) {
+    const asked: number[][] = []
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const rounds = new Rounds<number, number>(async (round) => {
+      asked.push(round)
+      if (asked.length === 1) await held
+      return round
+    }, options)
+    const first = rounds.do(0)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const rest = items.map((x) => rounds.do(x))
+    release()
+    expect(await Promise.all([first, ...rest])).toEqual([0, ...items])
+    return asked
+  }
+
+  it('a round takes at most maxItems of those waiting, oldest first; the rest go in the next', async () => {
+    expect(await roundsOf({ maxItems: 2 }, [1, 2, 3, 4, 5])).toEqual([[0], [1, 2], [3, 4], [5]])
+  })
+
+  it('a round takes those waiting until their sizes pass maxSize; one larger than that goes alone', async () => {
+    const asked = await roundsOf({ sizeOf: (x) => x, maxSize: 10 }, [4, 5, 2, 30, 1, 9, 3])
+    expect(asked).toEqual([[0], [4, 5], [2], [30], [1, 9], [3]])
+  })
+
   it("a round that fails is every one of its askers' error, and the next round is tried anew", async () => {
     const { rounds } = recorded()
     const failed = await Promise.allSettled([rounds.do(1), rounds.do(-1)])
