@@ -211,12 +211,18 @@ export interface RefInSql {
   address: Fragment
 }
 
-export function refValues(db: Db, ref: ConnectionRef): RefInSql {
+/** A ConnectionRef's three fields, those it does not use null, named as a statement reads them. */
+export function refFields(ref: ConnectionRef) {
   return {
-    id: db`${'id' in ref ? ref.id : null}::int`,
-    accountId: db`${'accountId' in ref ? ref.accountId : null}::int`,
-    address: db`${'address' in ref ? ref.address : null}::text`,
+    ref_id: 'id' in ref ? ref.id : null,
+    ref_account_id: 'accountId' in ref ? ref.accountId : null,
+    ref_address: 'address' in ref ? ref.address : null,
   }
+}
+
+export function refValues(db: Db, ref: ConnectionRef): RefInSql {
+  const { ref_id, ref_account_id, ref_address } = refFields(ref)
+  return { id: db`${ref_id}::int`, accountId: db`${ref_account_id}::int`, address: db`${ref_address}::text` }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ConnectionRef, namedConnection, type SendingConnection } from './connections.ts'
+import { type ConnectionRef, namedConnection, refFields, type SendingConnection } from './connections.ts'
 import {
   ATTEMPT_LEASE_SECONDS,
   attemptOfKey,
@@ -39,18 +39,16 @@ export async function sendFindings(db: Db, asked: FindingsAsked[]): Promise<Send
   const rows = asked.map(({ accountId, key, ref }) => ({
     account_id: accountId,
     key: key?.toString('hex') ?? null,
-    connection_id: 'id' in ref ? ref.id : null,
-    ref_account_id: 'accountId' in ref ? ref.accountId : null,
-    address: 'address' in ref ? ref.address : null,
+    ...refFields(ref),
   }))
-  const ref = { id: db`ask.connection_id`, accountId: db`ask.ref_account_id`, address: db`ask.address` }
+  const ref = { id: db`ask.ref_id`, accountId: db`ask.ref_account_id`, address: db`ask.ref_address` }
   const found = await db<{ earlier: KeyedAttempt | null; connection: SendingConnection | null }[]>`
     select
       (select to_jsonb(a) from (${attemptOfKey(db, db`ask.account_id`, db`decode(ask.key, 'hex')`)}) a) as earlier,
       (select to_jsonb(c) from (${namedConnection(db, ref)}) c) as connection
     from rows from (jsonb_to_recordset(${db.json(rows)})
-      as (account_id int, key text, connection_id int, ref_account_id int, address text))
-      with ordinality as ask(account_id, key, connection_id, ref_account_id, address, n)
+      as (account_id int, key text, ref_id int, ref_account_id int, ref_address text))
+      with ordinality as ask(account_id, key, ref_id, ref_account_id, ref_address, n)
     order by n`
   return found.map((row) => ({
     ...(row.earlier ? { earlier: row.earlier } : {}),
