@@ -29,7 +29,7 @@ create table sign_in_attempts (
 );
 create index sign_in_attempts_window on sign_in_attempts (window_start);
 
--- When the key last authenticated a request (to the minute: see usableKeyByHash).
+-- When the key last authenticated a request (to the minute: see usableKeysByHash).
 alter table api_keys add column last_used_at timestamptz;
 
 -- The dashboard's outbox filters, each newest first within one account.
