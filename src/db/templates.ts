@@ -56,7 +56,10 @@ export async function templateById(db: Db, id: number, forUpdate = false): Promi
 export async function updateTemplateRow(db: Db, id: number, fields: TemplateFields): Promise<TemplateRow> {
   const [row] = await db<TemplateRow[]>`
     update templates set name = ${fields.name}, subject = ${fields.subject}, text_body = ${fields.text_body},
-      html_body = ${fields.html_body}, updated_at = now()
+      html_body = ${fields.html_body},
+      updated_at = case when (name, subject, text_body, html_body)
+          is distinct from (${fields.name}, ${fields.subject}::text, ${fields.text_body}::text, ${fields.html_body}::text)
+        then now() else updated_at end
     where id = ${id}
     returning ${COLUMNS(db)}`
   if (!row) throw new Error(`template ${id} vanished while locked`)

@@ -167,6 +167,19 @@ describe('PUT /audiences/{id}', () => {
     const untouched = await statusAndBody(await put(owner, created.id, {}))
     expect(untouched).toEqual({ status: 200, body: described.body })
   })
+
+  it('moves updated_at only when a field changes', async () => {
+    const owner = await pro()
+    const created = await createOk(owner)
+    const earlier = '2026-01-02 03:04:05'
+    await app.services.sql`
+      update audiences set updated_at = ${`${earlier}+00`} where id = ${created.id}`
+    const updatedAt = async (change: object) =>
+      (await (await put(owner, created.id, change)).json()).audience.updated_at
+    expect(await updatedAt({})).toBe(earlier)
+    expect(await updatedAt({ name: created.name, description: created.description })).toBe(earlier)
+    expect(await updatedAt({ description: 'Changed' })).not.toBe(earlier)
+  })
 })
 
 describe('field limits', () => {

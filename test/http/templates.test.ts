@@ -213,6 +213,19 @@ describe('PUT /templates/{id}', () => {
     })
   })
 
+  it('moves updated_at only when a field changes', async () => {
+    const owner = await seedAccount(app)
+    const created = await createOk(owner)
+    const earlier = '2026-01-02 03:04:05'
+    await app.services.sql`
+      update templates set updated_at = ${`${earlier}+00`} where id = ${created.id}`
+    const updatedAt = async (change: object) =>
+      (await (await put(owner, created.id, change)).json()).template.updated_at
+    expect(await updatedAt({})).toBe(earlier)
+    expect(await updatedAt({ subject: created.subject, html_body: created.html_body })).toBe(earlier)
+    expect(await updatedAt({ text_body: 'Changed' })).not.toBe(earlier)
+  })
+
   it('accepts the limits: name 255 and subject 998 characters', async () => {
     const owner = await seedAccount(app)
     const created = await createOk(owner)
