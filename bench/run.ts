@@ -8,8 +8,7 @@
  * on a loopback address at port 587 (STARTTLS) in this process, and the load from this process.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { createWriteStream } from 'node:fs'
-import { readFile, rm } from 'node:fs/promises'
+import { open, readFile, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
@@ -147,6 +146,7 @@ async function startService(dataDir: string, logFile: string) {
   const [command, args] = nodeArgs.length
     ? [process.execPath, [...(await firstLineNodeFlags(bin)), ...nodeArgs, bin, 'start']]
     : [bin, ['start']]
+  const log = await open(logFile, 'w')
   const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: {
@@ -160,9 +160,11 @@ async function startService(dataDir: string, logFile: string) {
       DATABASE_URL: '',
       MAILROOM_SECRET: '',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // The log goes straight to its file: relayed through a pipe, every line would wake this
+    // process (the load and the sink) to copy it.
+    stdio: ['ignore', 'ignore', log.fd],
   })
-  child.stderr?.pipe(createWriteStream(logFile))
+  await log.close()
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}); see ${logFile}`)
