@@ -1,5 +1,5 @@
 import type { Plan } from '../plans.ts'
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
 
 export type KeyStatus = 'active' | 'expired' | 'revoked' | 'connection_deleted'
 
@@ -120,6 +120,33 @@ export interface KeyOwner {
   secret_sha256: Buffer
 }
 
+/** A condition on the key row `k`: not revoked, not expired, its connection (if scoped) not deleted. */
+function usable(db: Db): Fragment {
+  return db`k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+    and (not k.scoped or k.connection_id is not null)`
+}
+
+/** Columns or values, as SQL, of what a caller remembered its key to say (see keyStillSays). */
+export interface KeyClaimInSql {
+  keyId: Fragment
+  /** The token's SHA-256, as bytea. */
+  digest: Fragment
+  accountId: Fragment
+  plan: Fragment
+  connectionId: Fragment
+}
+
+/**
+ * A condition: the key is still usable and still says what was remembered of it (its hash,
+ * account, the account's plan, its connection), read in the statement that relies on it.
+ */
+export function keyStillSays(db: Db, claim: KeyClaimInSql): Fragment {
+  return db`exists (
+    select from api_keys k join accounts a on a.id = k.account_id
+    where k.id = ${claim.keyId} and k.secret_sha256 = ${claim.digest} and k.account_id = ${claim.accountId}
+      and a.plan = ${claim.plan} and k.connection_id is not distinct from ${claim.connectionId} and ${usable(db)})`
+}
+
 /**
  * For each hash, in order, the usable key with that hash, noted as used now: one statement for
  * any number of requests (a round of them: see authenticate). In the same round trip as the
@@ -133,9 +160,7 @@ export async function usableKeysByHash(db: Db, hashes: Buffer[]): Promise<(KeyOw
       from unnest(${hashes.map((h) => h.toString('hex'))}::text[]) with ordinality as asked(hash, n)
       join api_keys k on k.secret_sha256 = decode(asked.hash, 'hex')
       join accounts a on a.id = k.account_id
-      where k.revoked_at is null
-        and (k.expires_at is null or k.expires_at > now())
-        and (not k.scoped or k.connection_id is not null)
+      where ${usable(db)}
     ), used as (
       update api_keys set last_used_at = now()
       where id in (select id from usable where last_used_at is null or last_used_at <= now() - interval '1 minute')

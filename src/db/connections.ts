@@ -241,6 +241,11 @@ export function namedConnection(db: Db, ref: RefInSql): Fragment {
     where ${ref.id} is null and ${ref.address} is null and account_id = ${ref.accountId} and is_default`
 }
 
+/** The connection `id` as a send reads it now (as namedConnection does), in JSON: for comparing. */
+export function sendingConnectionNow(db: Db, id: Fragment): Fragment {
+  return db`(select to_jsonb(c) from (select ${SENDING_COLUMNS(db)} from connections where id = ${id}) c)`
+}
+
 export async function connectionNamed(db: Db, ref: ConnectionRef): Promise<SendingConnection | undefined> {
   const [row] = await db<SendingConnection[]>`${namedConnection(db, refValues(db, ref))}`
   return row

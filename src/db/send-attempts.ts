@@ -1,4 +1,12 @@
-import { type ConnectionRef, namedConnection, refFields, type SendingConnection } from './connections.ts'
+import type { Plan } from '../plans.ts'
+import { keyStillSays } from './api-keys.ts'
+import {
+  type ConnectionRef,
+  namedConnection,
+  refFields,
+  type SendingConnection,
+  sendingConnectionNow,
+} from './connections.ts'
 import {
   ATTEMPT_LEASE_SECONDS,
   attemptOfKey,
@@ -61,12 +69,29 @@ export type SendAttempt =
   | { refused: null; id: number; usageDay: string | null; quotaWindow: Date | null }
   /** Another request holds the idempotency key. */
   | { refused: 'key' }
+  /** What the attempt's vouch remembered no longer holds: nothing was taken or recorded. */
+  | { refused: 'stale' }
   /** A limit refused: nothing was taken or recorded. */
   | LimitRefusal
 
+/**
+ * What a request remembered rather than read (its key's caller, its connection, as read by an
+ * earlier request): recorded only if all of it still holds when its attempt is, in the same
+ * statement. The account is the attempt's.
+ */
+export interface AttemptVouch {
+  keyId: number
+  /** The SHA-256 of the request's API key. */
+  digest: Buffer
+  plan: Plan
+  /** The connection the key is scoped to, if any. */
+  scope: number | null
+  connection: SendingConnection
+}
+
 /** An attempt about to reach SMTP, with the limits it counts against. */
 export interface AttemptToRecord {
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null }
+  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null; vouch?: AttemptVouch }
   limits: Limits
 }
 
@@ -77,7 +102,8 @@ const DEADLOCK_DETECTED = '40P01'
  * Records attempts about to reach SMTP through the connection of `limits`, all counting against
  * them, as one at a time in the order given would: each under its idempotency key, then
  * taking one unit of each limit (mailroom_take_units); an attempt a limit refuses is not
- * recorded. One statement (migration 019): a round of the connection's concurrent requests.
+ * recorded, nor one whose vouch no longer holds. One statement (migration 019): a round of the
+ * connection's concurrent requests.
  *
  * A round holds what each of its attempts took until it commits, so two rounds reusing each
  * other's idempotency keys (through two connections of an account) can deadlock, where one
@@ -103,14 +129,33 @@ async function recordInOneStatement(
   limits: Limits,
   attempts: AttemptToRecord['attempt'][],
 ): Promise<SendAttempt[]> {
-  const args = attempts.map((attempt) => ({
+  const args = attempts.map(({ vouch, ...attempt }) => ({
     ...messageColumns(attempt),
     key: attempt.idempotencyKey?.toString('hex') ?? null,
+    ...(vouch === undefined
+      ? {}
+      : {
+          vouch: {
+            key_id: vouch.keyId,
+            digest: vouch.digest.toString('hex'),
+            plan: vouch.plan,
+            scope: vouch.scope,
+            connection: { ...vouch.connection },
+          },
+        }),
   }))
+  const vouched = db`e.a->'vouch'`
+  const holds = db`${keyStillSays(db, {
+    keyId: db`(${vouched}->>'key_id')::int`,
+    digest: db`decode(${vouched}->>'digest', 'hex')`,
+    accountId: db`${limits.accountId}::int`,
+    plan: db`${vouched}->>'plan'`,
+    connectionId: db`(${vouched}->>'scope')::int`,
+  })} and ${sendingConnectionNow(db, db`${limits.connectionId}::int`)} = ${vouched}->'connection'`
   const rows = await db<
     {
       attempt_id: number | null
-      refused: 'key' | LimitRefusal['refused'] | null
+      refused: 'key' | 'stale' | LimitRefusal['refused'] | null
       day_taken: string | null
       window_taken: Date | null
       limit_used: number | null
@@ -118,12 +163,23 @@ async function recordInOneStatement(
       resets_at: Date | null
     }[]
   >`
-    select attempt_id, refused, day_taken::text, window_taken, limit_used, wait_ms, resets_at
-    from mailroom_send_attempts(${limits.accountId}::int, ${limits.connectionId}::int, ${db.json(args)},
-      ${ATTEMPT_LEASE_SECONDS}::int, ${limits.dailyLimit}::int,
-      ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text, ${limits.bucket.capacity}::float8,
-      ${limits.bucket.perSecond}::float8)
-    order by ord`
+    with asked as materialized (
+      select e.a, e.n, (not (e.a ? 'vouch') or coalesce(${holds}, false)) as holds
+      from jsonb_array_elements(${db.json(args)}) with ordinality as e(a, n)
+    ), held as materialized (
+      select a, n, row_number() over (order by n)::int as ord from asked where holds
+    ), attempted as materialized (
+      select * from mailroom_send_attempts(${limits.accountId}::int, ${limits.connectionId}::int,
+        (select coalesce(jsonb_agg(a order by n), '[]'::jsonb) from held),
+        ${ATTEMPT_LEASE_SECONDS}::int, ${limits.dailyLimit}::int,
+        ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text, ${limits.bucket.capacity}::float8,
+        ${limits.bucket.perSecond}::float8)
+    )
+    select h.n, t.attempt_id, t.refused, t.day_taken::text, t.window_taken, t.limit_used, t.wait_ms, t.resets_at
+    from attempted t join held h on h.ord = t.ord
+    union all
+    select n, null, 'stale', null, null, null, null, null from asked where not holds
+    order by n`
   if (rows.length !== attempts.length)
     throw new Error('mailroom_send_attempts did not answer a row per attempt')
   return rows.map((row): SendAttempt => {
@@ -131,7 +187,7 @@ async function recordInOneStatement(
       if (row.attempt_id === null) throw new Error('mailroom_send_attempts recorded no attempt')
       return { refused: null, id: row.attempt_id, usageDay: row.day_taken, quotaWindow: row.window_taken }
     }
-    if (row.refused === 'key') return { refused: 'key' }
+    if (row.refused === 'key' || row.refused === 'stale') return { refused: row.refused }
     return {
       refused: row.refused,
       used: row.limit_used ?? 0,

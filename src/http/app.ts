@@ -1,12 +1,13 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { ping } from '../db/sql.ts'
+import { sendEmailRoute } from '../generated/routes.ts'
 import type { Services } from '../services.ts'
 import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
 import { registerBatches } from './batches/index.ts'
 import { limitBodySize } from './body-limit.ts'
 import { registerEmail } from './email/index.ts'
-import type { Api, AppEnv } from './env.ts'
+import { API_BASE, type Api, type AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
 import { registerMetrics } from './metrics.ts'
 import { observe } from './observe.ts'
@@ -31,12 +32,12 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerReference(app)
 
   const api: Api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  api.use(requireApiKey, limitBodySize(services.config.bodyLimitBytes))
+  api.use(requireApiKey([sendEmailRoute]), limitBodySize(services.config.bodyLimitBytes))
   registerEmail(api)
   registerTemplates(api)
   registerAudiences(api)
   registerBatches(api)
   registerWebhooks(api)
-  app.route('/v1', api)
+  app.route(API_BASE, api)
   return app
 }

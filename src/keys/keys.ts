@@ -31,7 +31,8 @@ function newSecret(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url')
 }
 
-function sha256(secret: string): Buffer {
+/** What the database keeps of a key's secret, and looks it up by. */
+export function sha256(secret: string): Buffer {
   return createHash('sha256').update(secret).digest()
 }
 

@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto'
+import { rememberConnection, rememberedConnection } from '../connections/remembered.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
-import { settleAttempts } from '../db/outbox.ts'
+import type { SendingConnection } from '../db/connections.ts'
+import { type OutboxMessage, type Reservation, settleAttempts } from '../db/outbox.ts'
+import type { AttemptVouch } from '../db/send-attempts.ts'
+import type { Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
+import type { CallerClaim } from '../keys/claim.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { release } from '../quota/reservations.ts'
-import { claimAndReserve } from '../quota/send-reservation.ts'
+import { claimAndReserve, type RecordAttempt } from '../quota/send-reservation.ts'
 import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
@@ -36,49 +41,35 @@ const SENT = 'Email sent successfully'
 /** Provider push-back rarely says how long to wait; a minute is a polite default. */
 const PUSHBACK_RETRY_AFTER_SECONDS = 60
 
+/** An attempt recorded, its units taken, ready for SMTP. */
+interface Claimed {
+  caller: Caller
+  connection: SendingConnection
+  message: OutboxMessage
+  attempt: { id: number; reservation: Reservation }
+}
+
 /**
  * POST /send after validation: idempotency, connection selection, daily limit, quota, pacing,
  * then SMTP, in the rulings' order. Three statements, each shared with the requests then
  * waiting for the same (src/sending/send-rounds.ts): what the request finds (its key's earlier
  * attempt and its connection), its attempt claimed with its units reserved (given back if
- * nothing was sent), and the attempt settled.
+ * nothing was sent), and the attempt settled. With its caller and connection remembered from
+ * an earlier send, two: the attempt's statement checks they still hold.
  */
 export async function sendNow(
   context: SendContext,
-  caller: Caller,
+  claim: CallerClaim,
   request: EmailRequest,
   idempotencyKey: string | undefined,
 ): Promise<SendResult> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
-  const rounds = sendRounds(sql)
-  const found = await rounds.find({
-    accountId: caller.accountId,
-    key: keyHash,
-    ref: connectionRef(caller, request.from),
-  })
-  if (keyHash && found.earlier) {
-    const earlier = await settledIfDead(sql, caller.accountId, keyHash, found.earlier)
-    if (earlier) return replay(earlier)
-  }
-  const connection = chosenConnection(caller, request.from, found.connection, 'now')
-  const message = outboxMessage(caller, connection, request)
-  // The key is claimed before any limit is touched (one statement). A concurrent request with
-  // the same key waits on the unique index, then replays or finds it in flight, and never sees a
-  // 429 caused by the very message it duplicates (a taken key wins over whatever the limits said).
-  const attempt = await claimAndReserve(rounds.attempt, caller.plan, connection, {
-    ...message,
-    text_body: request.text_body,
-    html_body: request.html_body,
-    idempotencyKey: keyHash,
-  })
-  if (!attempt) {
-    // A concurrent request with the same key got there first; ours took nothing.
-    const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
-    if (!earlier) throw new Error('the idempotency key was taken, but no attempt holds it')
-    return replay(earlier)
-  }
-
+  const claimed =
+    (claim.confirmed ? undefined : await claimAsRemembered(sql, claim, request, keyHash)) ??
+    (await claimAsFound(sql, await claim.confirm(), request, keyHash))
+  if ('replay' in claimed) return replay(claimed.replay)
+  const { caller, connection, message, attempt } = claimed
   const envelope = envelopeOf(request)
   const outcome = await deliver(
     context,
@@ -102,7 +93,7 @@ export async function sendNow(
     // status means every recipient got the message.
     const status = error === null ? 'sent' : 'failed'
     const settlement = { status, error } as const
-    await rounds.settle(connection.id, {
+    await sendRounds(sql).settle(connection.id, {
       id: attempt.id,
       line,
       recipients: outcome.recipients,
@@ -142,6 +133,95 @@ export async function sendNow(
     )
   }
   throw new AppError('INTERNAL_ERROR', reason)
+}
+
+/**
+ * The attempt recorded on what earlier sends read (the claim's caller, the connection its
+ * request names), if it all still holds; undefined for anything else, which reading it all
+ * again answers (an earlier attempt under the key, a connection that cannot send now).
+ */
+async function claimAsRemembered(
+  sql: Sql,
+  claim: CallerClaim,
+  request: EmailRequest,
+  keyHash: Buffer | null,
+): Promise<Claimed | undefined> {
+  const { caller } = claim
+  const ref = connectionRef(caller, request.from)
+  const remembered = rememberedConnection(sql, ref)
+  if (!remembered) return undefined
+  let connection: SendingConnection
+  try {
+    connection = chosenConnection(caller, request.from, remembered, 'now')
+  } catch {
+    return undefined
+  }
+  const record: RecordAttempt = async (attempt) => {
+    const result = await sendRounds(sql).attempt(attempt)
+    if (result.refused !== 'stale') claim.vouched()
+    return result
+  }
+  const vouch = {
+    keyId: caller.keyId,
+    digest: claim.digest,
+    plan: caller.plan,
+    scope: caller.connectionId,
+    connection,
+  }
+  const claimed = await claimThrough(record, caller, connection, request, keyHash, vouch)
+  if (claimed === 'stale') rememberConnection(sql, ref, undefined)
+  // A key taken: what it holds is read in the findings' rounds, as any replay's.
+  return typeof claimed === 'string' ? undefined : claimed
+}
+
+/** The attempt recorded on what the request finds (one statement), or the earlier one to replay. */
+async function claimAsFound(
+  sql: Sql,
+  caller: Caller,
+  request: EmailRequest,
+  keyHash: Buffer | null,
+): Promise<Claimed | { replay: AttemptRecord }> {
+  const rounds = sendRounds(sql)
+  const ref = connectionRef(caller, request.from)
+  const found = await rounds.find({ accountId: caller.accountId, key: keyHash, ref })
+  rememberConnection(sql, ref, found.connection)
+  if (keyHash && found.earlier) {
+    const earlier = await settledIfDead(sql, caller.accountId, keyHash, found.earlier)
+    if (earlier) return { replay: earlier }
+  }
+  const connection = chosenConnection(caller, request.from, found.connection, 'now')
+  const claimed = await claimThrough(rounds.attempt, caller, connection, request, keyHash)
+  if (typeof claimed !== 'string') return claimed
+  // A concurrent request with the same key got there first; ours took nothing.
+  const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
+  if (!earlier) throw new Error('the idempotency key was taken, but no attempt holds it')
+  return { replay: earlier }
+}
+
+/**
+ * The request's message through `connection`, its attempt claimed by `record` (see
+ * claimAndReserve). The key is claimed before any limit is touched (one statement). A concurrent
+ * request with the same key waits on the unique index, then replays or finds it in flight, and
+ * never sees a 429 caused by the very message it duplicates (a taken key wins over whatever the
+ * limits said).
+ */
+async function claimThrough(
+  record: RecordAttempt,
+  caller: Caller,
+  connection: SendingConnection,
+  request: EmailRequest,
+  keyHash: Buffer | null,
+  vouch?: AttemptVouch,
+): Promise<Claimed | 'taken' | 'stale'> {
+  const message = outboxMessage(caller, connection, request)
+  const attempt = await claimAndReserve(record, caller.plan, connection, {
+    ...message,
+    text_body: request.text_body,
+    html_body: request.html_body,
+    idempotencyKey: keyHash,
+    ...(vouch === undefined ? {} : { vouch }),
+  })
+  return typeof attempt === 'string' ? attempt : { caller, connection, message, attempt }
 }
 
 /** A send the server took: every recipient, or some with the others' refusals said. */

@@ -1,0 +1,225 @@
+/**
+ * POST /send goes ahead on the caller and connection an earlier send with the same key read
+ * (src/keys/claim.ts, src/connections/remembered.ts), and its attempt's statement checks they
+ * still hold. Whatever changed in between (a key revoked, rescoped or its account's plan
+ * changed; a connection disabled, paused or deleted) answers exactly as if nothing had been
+ * remembered, from the first request after the change.
+ */
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { setPlan } from '../../src/accounts/accounts.ts'
+import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
+import { connectionNamed } from '../../src/db/connections.ts'
+import { Remembered } from '../../src/db/remembered.ts'
+import { type AttemptToRecord, recordSendAttempts } from '../../src/db/send-attempts.ts'
+import type { Limits } from '../../src/db/usage.ts'
+import { revokeKey, rotateKey, scopeKey } from '../../src/keys/keys.ts'
+import { seedAccount, useTestApp } from '../support/app.ts'
+import {
+  dailyLimitBody,
+  fresh,
+  postSend,
+  type Sender,
+  senderAddress,
+  setDailyUsed,
+  startSender,
+} from '../support/sending.ts'
+
+const app = useTestApp()
+
+const message = (from?: string) => ({
+  ...(from === undefined ? {} : { from }),
+  to: 'someone@example.com',
+  subject: 'Remembered',
+  text_body: 'Hello',
+})
+
+async function keyIdOf(accountId: number): Promise<number> {
+  const [row] = await app.services.sql<
+    { id: number }[]
+  >`select id from api_keys where account_id = ${accountId}`
+  return row?.id as number
+}
+
+async function outboxCount(accountId: number): Promise<number> {
+  const [row] = await app.services.sql<{ n: number }[]>`
+    select count(*)::int as n from outbox where account_id = ${accountId}`
+  return row?.n ?? 0
+}
+
+/** A sender whose key and connection a first send has had read (and remembered). */
+async function sentOnce(label: string, plan: 'free' | 'pro' = 'free'): Promise<Sender> {
+  const s = await startSender(app, label, { plan })
+  const first = await postSend(app, s.key, message(s.from))
+  expect(first.status, JSON.stringify(first.body)).toBe(200)
+  return s
+}
+
+describe('the key: what an earlier send read of it never outlives a change', () => {
+  it('revoked after a send: the next send is 401 INVALID_API_KEY, records nothing and sends nothing', async () => {
+    const s = await sentOnce('revoked')
+    await revokeKey(app.services.sql, await keyIdOf(s.accountId))
+    const next = await postSend(app, s.key, message(s.from))
+    expect(next.status).toBe(401)
+    expect(next.body).toEqual({ error: 'Invalid or expired API token' })
+    expect(await outboxCount(s.accountId)).toBe(1)
+    expect(s.sink.messages).toHaveLength(1)
+  })
+
+  it('rotated after a send: the old secret is 401 at once, the new one sends', async () => {
+    const s = await sentOnce('rotated')
+    const rotated = await rotateKey(app.services.sql, await keyIdOf(s.accountId))
+    const old = await postSend(app, s.key, message(s.from))
+    expect(old.status).toBe(401)
+    expect(old.body).toEqual({ error: 'Invalid or expired API token' })
+    const renewed = await postSend(app, rotated.key, message(s.from))
+    expect(renewed.status).toBe(200)
+    expect(s.sink.messages).toHaveLength(2)
+  })
+
+  it('revoked after a send: a body that fails validation is still 401, not 400', async () => {
+    const s = await sentOnce('revoked-invalid')
+    await revokeKey(app.services.sql, await keyIdOf(s.accountId))
+    const next = await postSend(app, s.key, { from: s.from, subject: 'no recipient' })
+    expect(next.status).toBe(401)
+    expect(next.body).toEqual({ error: 'Invalid or expired API token' })
+  })
+
+  it('still usable: a body that fails validation is 400, as before any send', async () => {
+    const s = await sentOnce('valid-invalid')
+    const next = await postSend(app, s.key, { from: s.from, subject: 'no recipient' })
+    expect(next.status).toBe(400)
+    expect(next.body).toMatchObject({ success: false, error: { name: 'ZodError' } })
+  })
+
+  it('scoped to another connection after a send: the next send from the first is 403 CONNECTION_SCOPE_MISMATCH', async () => {
+    const s = await sentOnce('rescoped', 'pro')
+    const other = await app.services.sql<{ id: number }[]>`
+      insert into connections (account_id, from_address, host, port, username, password_encrypted, rate)
+      select account_id, ${senderAddress('other')}, host, port, username, password_encrypted, rate
+      from connections where id = ${s.connectionId}
+      returning id`
+    await scopeKey(app.services.sql, await keyIdOf(s.accountId), other[0]?.id as number)
+    const next = await postSend(app, s.key, message(s.from))
+    expect(next.status).toBe(403)
+    expect(next.body).toMatchObject({ code: 'CONNECTION_SCOPE_MISMATCH' })
+    expect(s.sink.messages).toHaveLength(1)
+  })
+
+  it("its account's plan changed after a send: the next send counts against the new plan's limits", async () => {
+    const s = await sentOnce('replanned', 'pro')
+    await setDailyUsed(app, s.accountId, 100)
+    expect((await postSend(app, s.key, message(s.from))).status).toBe(200)
+    await setPlan(app.services.sql, s.accountId, 'free')
+    await setDailyUsed(app, s.accountId, 100)
+    const next = await postSend(app, s.key, message(s.from))
+    expect(next.status).toBe(429)
+    expect(next.body).toEqual(dailyLimitBody())
+  })
+})
+
+describe('the connection: what an earlier send read of it never outlives a change', () => {
+  it('disabled after a send: 403 CONNECTION_NOT_FOUND; enabled again, it sends', async () => {
+    const s = await sentOnce('disabled')
+    await disableConnection(app.services.sql, s.connectionId, true)
+    const next = await postSend(app, s.key, message(s.from))
+    expect(next.status).toBe(403)
+    expect(next.body).toMatchObject({ code: 'CONNECTION_NOT_FOUND' })
+    await disableConnection(app.services.sql, s.connectionId, false)
+    const again = await postSend(app, s.key, message(s.from))
+    expect(again.status).toBe(200)
+    expect(again.body).toEqual(fresh(s.from))
+  })
+
+  it('paused after a send (the default, no `from`): 403 CONNECTION_PAUSED', async () => {
+    const s = await startSender(app, 'paused')
+    expect((await postSend(app, s.key, message())).status).toBe(200)
+    await pauseConnection(app.services.sql, s.connectionId, 15)
+    const next = await postSend(app, s.key, message())
+    expect(next.status).toBe(403)
+    expect(next.body).toMatchObject({ code: 'CONNECTION_PAUSED' })
+    expect(s.sink.messages).toHaveLength(1)
+  })
+})
+
+/** The limits of `s`'s connection: no daily limit or quota, pacing by `bucket`. */
+function pacedBy(s: Sender, bucket: Limits['bucket']): Limits {
+  return { accountId: s.accountId, dailyLimit: null, connectionId: s.connectionId, quota: null, bucket }
+}
+
+describe("an attempt's vouch, checked in the attempt's statement", () => {
+  async function vouchedAttempt(
+    s: Sender,
+    subject: string,
+    over: { plan?: 'free' | 'pro'; keyId?: number } = {},
+  ) {
+    const connection = await connectionNamed(app.services.sql, { id: s.connectionId })
+    if (!connection) throw new Error('no connection')
+    const attempt: AttemptToRecord['attempt'] = {
+      accountId: s.accountId,
+      connectionId: s.connectionId,
+      from: s.from,
+      to: ['someone@example.com'],
+      cc: [],
+      bcc: [],
+      subject,
+      messageId: `<${subject}-${process.pid}@example.com>`,
+      text_body: 'Hello',
+      idempotencyKey: null,
+      vouch: {
+        keyId: over.keyId ?? (await keyIdOf(s.accountId)),
+        digest: createHash('sha256').update(s.key).digest(),
+        plan: over.plan ?? 'pro',
+        scope: null,
+        connection,
+      },
+    }
+    return attempt
+  }
+
+  it('one that no longer holds is refused as stale, takes nothing, and leaves the others of its round in order', async () => {
+    const s = await startSender(app, 'vouch', { plan: 'pro' })
+    const limits = pacedBy(s, { capacity: 2, perSecond: 0.001 })
+    const other = await seedAccount(app)
+    const round = [
+      await vouchedAttempt(s, 'first'),
+      await vouchedAttempt(s, 'wrong-plan', { plan: 'free' }),
+      await vouchedAttempt(s, 'wrong-key', { keyId: other.keyId }),
+      await vouchedAttempt(s, 'second'),
+      await vouchedAttempt(s, 'third'),
+    ]
+    const results = await recordSendAttempts(app.services.sql, limits, round)
+    expect(results.map((r) => r.refused)).toEqual([null, 'stale', 'stale', null, 'pacing'])
+    const rows = await app.services.sql<{ subject: string }[]>`
+      select subject from outbox where connection_id = ${s.connectionId} order by id`
+    expect(rows.map((r) => r.subject)).toEqual(['first', 'second'])
+  })
+
+  it('a connection that reads otherwise than remembered (a changed rate) is stale', async () => {
+    const s = await startSender(app, 'vouch-rate', { plan: 'pro' })
+    const attempt = await vouchedAttempt(s, 'rate')
+    await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
+    const limits = pacedBy(s, { capacity: 10, perSecond: 10 })
+    expect(await recordSendAttempts(app.services.sql, limits, [attempt])).toEqual([{ refused: 'stale' }])
+    expect(await outboxCount(s.accountId)).toBe(0)
+  })
+})
+
+describe('Remembered', () => {
+  it('forgets an entry after its time, and the oldest when full', () => {
+    let now = 1_000
+    const clock = () => now
+    const remembered = new Remembered<number>({ ttlMs: 100, max: 2 }, clock)
+    remembered.set('a', 1)
+    remembered.set('b', 2)
+    expect(remembered.get('a')).toBe(1)
+    remembered.set('c', 3)
+    expect([remembered.get('a'), remembered.get('b'), remembered.get('c')]).toEqual([undefined, 2, 3])
+    now += 99
+    expect(remembered.get('b')).toBe(2)
+    now += 1
+    expect(remembered.get('b')).toBeUndefined()
+    remembered.forget('c')
+    expect(remembered.get('c')).toBeUndefined()
+  })
+})
