@@ -10,9 +10,14 @@ const FEATURE_NAMES = {
 
 export type Feature = keyof typeof FEATURE_NAMES
 
+export function hasFeature({ plan }: PlanHolder, feature: Feature): boolean {
+  return PLAN_LIMITS[plan].features[feature]
+}
+
 /** 403 FEATURE_NOT_AVAILABLE unless the account's plan includes `feature`. */
-export function requireFeature({ accountId, plan }: PlanHolder, feature: Feature): void {
-  if (PLAN_LIMITS[plan].features[feature]) return
+export function requireFeature(holder: PlanHolder, feature: Feature): void {
+  if (hasFeature(holder, feature)) return
+  const { accountId, plan } = holder
   throw new AppError(
     'FEATURE_NOT_AVAILABLE',
     `This operation needs the Pro plan; the account is on the ${plan} plan: ${liftedBy(accountId)}`,

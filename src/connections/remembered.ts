@@ -4,8 +4,8 @@ import { perPool } from '../db/rounds.ts'
 import type { Sql } from '../db/sql.ts'
 
 /**
- * The connections POST /sends lately found, by how they named them: for a later send's attempt
- * to vouch for (see AttemptVouch), which checks the connection still reads the same.
+ * The connections POST /sends and /enqueues lately found, by how they named them: for a later
+ * request's statement to vouch for (see Vouch), which checks the connection still reads the same.
  */
 const connections = perPool(() => new Remembered<SendingConnection>({ ttlMs: 60_000, max: 10_000 }))
 

@@ -6,6 +6,7 @@ import { clearFailures, mayGoNow } from './connections.ts'
 import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import type { Limits, UnitsWhere } from './usage.ts'
+import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
@@ -279,6 +280,12 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   requestId?: string | null
 }
 
+/** A message put in the queue: its outbox id, and when. */
+export interface Queued {
+  id: number
+  queued_at: Date
+}
+
 /**
  * Puts messages for one connection in the queue, due now, and asks for a run of its queue, in
  * one statement whatever their number. Each keeps the id of the API request that queued it
@@ -289,7 +296,23 @@ export async function enqueueMessages(
   db: Db,
   connectionId: number,
   messages: QueuedMessage[],
-): Promise<{ id: number; queued_at: Date }[]> {
+): Promise<Queued[]> {
+  const queued = await enqueueVouched(db, connectionId, messages)
+  return queued.map((q) => {
+    if (q === 'stale') throw new Error('a message without a vouch was refused as stale')
+    return q
+  })
+}
+
+/**
+ * enqueueMessages for messages that may carry a vouch (see Vouch): one whose vouch no longer
+ * holds is not queued, and answers `stale`.
+ */
+export async function enqueueVouched(
+  db: Db,
+  connectionId: number,
+  messages: (QueuedMessage & { vouch?: Vouch })[],
+): Promise<(Queued | 'stale')[]> {
   if (messages.length === 0) return []
   const served = currentRequestId() ?? null
   const rows = messages.map((m) => ({
@@ -298,26 +321,43 @@ export async function enqueueMessages(
     batch_id: m.batchId ?? null,
     reply_to: m.replyTo ?? null,
     request_id: m.requestId === undefined ? served : m.requestId,
+    vouch: m.vouch === undefined ? null : vouchJson(m.vouch),
   }))
-  return db<{ id: number; queued_at: Date }[]>`
-    with queued as (
+  const holds = vouchHolds(db, db`m.vouch`, db`m.account_id`, db`${connectionId}::int`)
+  const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
+    with asked as materialized (
+      select m.*, case when m.vouch is null then true else coalesce(${holds}, false) end as holds
+      from rows from (jsonb_to_recordset(${db.json(rows)}) as (
+             account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
+             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
+             request_id text, vouch jsonb))
+           with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
+                                text_body, html_body, message_id, batch_id, reply_to, request_id, vouch, n)
+    ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
                           next_attempt_at, request_id)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
              mailroom_now(), request_id
-      from rows from (jsonb_to_recordset(${db.json(rows)}) as (
-             account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
-             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
-             request_id text))
-           with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
-                                text_body, html_body, message_id, batch_id, reply_to, request_id, n)
+      from asked where holds
       order by n
       returning id, created_at as queued_at
     ), run as (${queueRunRequest(db, connectionId)})
     -- Referring to the run makes it happen; ids follow the messages' order.
-    select id, queued_at from queued, (select count(*) from run) as requested order by id`
+    select id, queued_at, null::int as stale from queued, (select count(*) from run) as requested
+    union all
+    select null, null, n::int from asked where not holds
+    order by id`
+  const stale = new Set(answered.flatMap((a) => (a.stale === null ? [] : [a.stale])))
+  const inOrder = answered.filter((a): a is Queued & { stale: null } => a.id !== null)
+  if (inOrder.length + stale.size !== messages.length) throw new Error('a queued message was not recorded')
+  let next = 0
+  return messages.map((_, i) => {
+    if (stale.has(i + 1)) return 'stale'
+    const { id, queued_at } = inOrder[next++] as Queued
+    return { id, queued_at }
+  })
 }
 
 /** A batch whose recipients are moved from their store into the outbox (see moveBatchRecipients). */

@@ -1,12 +1,4 @@
-import type { Plan } from '../plans.ts'
-import { keyStillSays } from './api-keys.ts'
-import {
-  type ConnectionRef,
-  namedConnection,
-  refFields,
-  type SendingConnection,
-  sendingConnectionNow,
-} from './connections.ts'
+import { type ConnectionRef, namedConnection, refFields, type SendingConnection } from './connections.ts'
 import {
   ATTEMPT_LEASE_SECONDS,
   attemptOfKey,
@@ -17,6 +9,7 @@ import {
 } from './outbox.ts'
 import type { Db } from './sql.ts'
 import type { LimitRefusal, Limits } from './usage.ts'
+import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'
 
 /**
  * POST /send's statements before SMTP: what the request finds (its key's earlier attempt, the
@@ -74,24 +67,9 @@ export type SendAttempt =
   /** A limit refused: nothing was taken or recorded. */
   | LimitRefusal
 
-/**
- * What a request remembered rather than read (its key's caller, its connection, as read by an
- * earlier request): recorded only if all of it still holds when its attempt is, in the same
- * statement. The account is the attempt's.
- */
-export interface AttemptVouch {
-  keyId: number
-  /** The SHA-256 of the request's API key. */
-  digest: Buffer
-  plan: Plan
-  /** The connection the key is scoped to, if any. */
-  scope: number | null
-  connection: SendingConnection
-}
-
 /** An attempt about to reach SMTP, with the limits it counts against. */
 export interface AttemptToRecord {
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null; vouch?: AttemptVouch }
+  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null; vouch?: Vouch }
   limits: Limits
 }
 
@@ -132,26 +110,14 @@ async function recordInOneStatement(
   const args = attempts.map(({ vouch, ...attempt }) => ({
     ...messageColumns(attempt),
     key: attempt.idempotencyKey?.toString('hex') ?? null,
-    ...(vouch === undefined
-      ? {}
-      : {
-          vouch: {
-            key_id: vouch.keyId,
-            digest: vouch.digest.toString('hex'),
-            plan: vouch.plan,
-            scope: vouch.scope,
-            connection: { ...vouch.connection },
-          },
-        }),
+    ...(vouch === undefined ? {} : { vouch: vouchJson(vouch) }),
   }))
-  const vouched = db`e.a->'vouch'`
-  const holds = db`${keyStillSays(db, {
-    keyId: db`(${vouched}->>'key_id')::int`,
-    digest: db`decode(${vouched}->>'digest', 'hex')`,
-    accountId: db`${limits.accountId}::int`,
-    plan: db`${vouched}->>'plan'`,
-    connectionId: db`(${vouched}->>'scope')::int`,
-  })} and ${sendingConnectionNow(db, db`${limits.connectionId}::int`)} = ${vouched}->'connection'`
+  const holds = vouchHolds(
+    db,
+    db`e.a->'vouch'`,
+    db`${limits.accountId}::int`,
+    db`${limits.connectionId}::int`,
+  )
   const rows = await db<
     {
       attempt_id: number | null

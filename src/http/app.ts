@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { ping } from '../db/sql.ts'
-import { sendEmailRoute } from '../generated/routes.ts'
+import { enqueueEmailRoute, sendEmailRoute } from '../generated/routes.ts'
 import type { Services } from '../services.ts'
 import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
@@ -32,7 +32,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerReference(app)
 
   const api: Api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  api.use(requireApiKey([sendEmailRoute]), limitBodySize(services.config.bodyLimitBytes))
+  api.use(requireApiKey([sendEmailRoute, enqueueEmailRoute]), limitBodySize(services.config.bodyLimitBytes))
   registerEmail(api)
   registerTemplates(api)
   registerAudiences(api)

@@ -1,12 +1,19 @@
 import type { RouteConfig } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
-import { type Feature, requireFeature } from '../accounts/features.ts'
+import { type Feature, hasFeature, requireFeature } from '../accounts/features.ts'
 import type { AppEnv } from './env.ts'
 
+/**
+ * A caller remembered from an earlier request (see CallerClaim) is refused only on the
+ * database's word. Let through, what the route then does checks the plan it remembered, and
+ * anything answered without that check waits for the database's word on the plan too.
+ */
 function featureGate(feature: Feature) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    requireFeature(c.get('caller'), feature)
+    const claim = c.get('claim')
+    requireFeature(hasFeature(claim.caller, feature) ? claim.caller : await claim.confirm(), feature)
     await next()
+    requireFeature(await claim.confirm(), feature)
   })
 }
 

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto'
-import { rememberConnection, rememberedConnection } from '../connections/remembered.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import { type OutboxMessage, type Reservation, settleAttempts } from '../db/outbox.ts'
-import type { AttemptVouch } from '../db/send-attempts.ts'
 import type { Sql } from '../db/sql.ts'
+import type { Vouch } from '../db/vouch.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { CallerClaim } from '../keys/claim.ts'
@@ -16,6 +15,7 @@ import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage, settledIfDead } from './outbox.ts'
 import { envelopeOf, notDelivered, outcomeText } from './recipients.ts'
+import { findRemembering, rememberedRoute } from './remembered-route.ts'
 import { sendRounds } from './send-rounds.ts'
 
 export interface RefusedRecipient {
@@ -136,7 +136,7 @@ export async function sendNow(
 }
 
 /**
- * The attempt recorded on what earlier sends read (the claim's caller, the connection its
+ * The attempt recorded on what earlier requests read (the claim's caller, the connection its
  * request names), if it all still holds; undefined for anything else, which reading it all
  * again answers (an earlier attempt under the key, a connection that cannot send now).
  */
@@ -146,30 +146,14 @@ async function claimAsRemembered(
   request: EmailRequest,
   keyHash: Buffer | null,
 ): Promise<Claimed | undefined> {
-  const { caller } = claim
-  const ref = connectionRef(caller, request.from)
-  const remembered = rememberedConnection(sql, ref)
-  if (!remembered) return undefined
-  let connection: SendingConnection
-  try {
-    connection = chosenConnection(caller, request.from, remembered, 'now')
-  } catch {
-    return undefined
-  }
+  const route = rememberedRoute(sql, claim, request.from, 'now')
+  if (!route) return undefined
   const record: RecordAttempt = async (attempt) => {
     const result = await sendRounds(sql).attempt(attempt)
-    if (result.refused !== 'stale') claim.vouched()
+    route.checked(result.refused === 'stale')
     return result
   }
-  const vouch = {
-    keyId: caller.keyId,
-    digest: claim.digest,
-    plan: caller.plan,
-    scope: caller.connectionId,
-    connection,
-  }
-  const claimed = await claimThrough(record, caller, connection, request, keyHash, vouch)
-  if (claimed === 'stale') rememberConnection(sql, ref, undefined)
+  const claimed = await claimThrough(record, route.caller, route.connection, request, keyHash, route.vouch)
   // A key taken: what it holds is read in the findings' rounds, as any replay's.
   return typeof claimed === 'string' ? undefined : claimed
 }
@@ -181,16 +165,14 @@ async function claimAsFound(
   request: EmailRequest,
   keyHash: Buffer | null,
 ): Promise<Claimed | { replay: AttemptRecord }> {
-  const rounds = sendRounds(sql)
   const ref = connectionRef(caller, request.from)
-  const found = await rounds.find({ accountId: caller.accountId, key: keyHash, ref })
-  rememberConnection(sql, ref, found.connection)
+  const found = await findRemembering(sql, { accountId: caller.accountId, key: keyHash, ref })
   if (keyHash && found.earlier) {
     const earlier = await settledIfDead(sql, caller.accountId, keyHash, found.earlier)
     if (earlier) return { replay: earlier }
   }
   const connection = chosenConnection(caller, request.from, found.connection, 'now')
-  const claimed = await claimThrough(rounds.attempt, caller, connection, request, keyHash)
+  const claimed = await claimThrough(sendRounds(sql).attempt, caller, connection, request, keyHash)
   if (typeof claimed !== 'string') return claimed
   // A concurrent request with the same key got there first; ours took nothing.
   const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
@@ -211,7 +193,7 @@ async function claimThrough(
   connection: SendingConnection,
   request: EmailRequest,
   keyHash: Buffer | null,
-  vouch?: AttemptVouch,
+  vouch?: Vouch,
 ): Promise<Claimed | 'taken' | 'stale'> {
   const message = outboxMessage(caller, connection, request)
   const attempt = await claimAndReserve(record, caller.plan, connection, {

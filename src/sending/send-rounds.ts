@@ -1,7 +1,8 @@
 import {
   type AttemptSettlement,
-  enqueueMessages,
+  enqueueVouched,
   type MessageBodies,
+  type Queued,
   type QueuedMessage,
   settleAttempts,
 } from '../db/outbox.ts'
@@ -15,6 +16,7 @@ import {
   sendFindings,
 } from '../db/send-attempts.ts'
 import type { Sql } from '../db/sql.ts'
+import type { Vouch } from '../db/vouch.ts'
 
 /**
  * The statements of concurrent POST /sends and /enqueues through one connection, in rounds per
@@ -32,8 +34,11 @@ export interface SendRounds {
   attempt(attempt: AttemptToRecord): Promise<SendAttempt>
   /** Records a delivered attempt's outcome with the others of its connection then ready. */
   settle(connectionId: number, attempt: AttemptSettlement): Promise<void>
-  /** Queues a message with the others of its connection then waiting (see enqueueMessages). */
-  enqueue(connectionId: number, message: QueuedMessage): Promise<{ id: number; queued_at: Date }>
+  /**
+   * Queues a message with the others of its connection then waiting (see enqueueVouched):
+   * `stale` if its vouch no longer holds.
+   */
+  enqueue(connectionId: number, message: QueuedMessage & { vouch?: Vouch }): Promise<Queued | 'stale'>
 }
 
 /**
@@ -67,11 +72,8 @@ export const sendRounds = perPool((sql: Sql): SendRounds => {
     { maxItems: MAX_ITEMS },
   )
   const queued = new KeyedRounds(
-    async (connectionId: number, round: QueuedMessage[]) => {
-      const rows = await enqueueMessages(sql, connectionId, round)
-      if (rows.length !== round.length) throw new Error('a queued message was not recorded')
-      return rows
-    },
+    (connectionId: number, round: (QueuedMessage & { vouch?: Vouch })[]) =>
+      enqueueVouched(sql, connectionId, round),
     { maxItems: MAX_ITEMS, sizeOf: bodiesLength, maxSize: MAX_BODIES },
   )
   return {

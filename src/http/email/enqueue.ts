@@ -8,7 +8,7 @@ import { boundedBody } from '../json-body.ts'
 export function registerEnqueueEmail(api: Api) {
   api.openapi(proOnly('asyncSending', boundedBody(enqueueEmailRoute, checkRecipientCount)), async (c) => {
     const request = normalizeEmailRequest(c.req.valid('json'))
-    const result = await enqueue(c.get('services').sql, c.get('caller'), request)
+    const result = await enqueue(c.get('services').sql, c.get('claim'), request)
     return c.json(result, 200)
   })
 }
