@@ -1,20 +1,19 @@
-/**
- * POST /enqueue goes ahead on the caller and connection an earlier request with the same key
- * read, as POST /send does (src/sending/remembered-route.ts), and its one statement checks they
- * still hold. Whatever changed in between answers exactly as if nothing had been remembered,
- * from the first request after the change, and the Pro plan is still checked before anything.
- */
-import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../src/accounts/accounts.ts'
 import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { connectionNamed } from '../../src/db/connections.ts'
-import { enqueueVouched, type QueuedMessage } from '../../src/db/outbox.ts'
+import { enqueueVouched } from '../../src/db/outbox.ts'
 import { revokeKey, rotateKey } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText } from '../support/matchers.ts'
 import { email, postEnqueue } from '../support/queue.ts'
-import { postSend, type Sender, startSender } from '../support/sending.ts'
+import {
+  keyIdOf,
+  outboxCount,
+  postSend,
+  type Sender,
+  startSender,
+  vouchedMessage,
+} from '../support/sending.ts'
 
 const app = useTestApp()
 
@@ -28,19 +27,6 @@ const FEATURE_NOT_AVAILABLE = {
   },
 }
 
-async function keyIdOf(accountId: number): Promise<number> {
-  const [row] = await app.services.sql<
-    { id: number }[]
-  >`select id from api_keys where account_id = ${accountId}`
-  return row?.id as number
-}
-
-async function queuedCount(accountId: number): Promise<number> {
-  const [row] = await app.services.sql<{ n: number }[]>`
-    select count(*)::int as n from outbox where account_id = ${accountId} and status = 'queued'`
-  return row?.n ?? 0
-}
-
 /** A Pro sender whose key and connection a first accepted /enqueue has had read (and remembered). */
 async function enqueuedOnce(label: string): Promise<Sender> {
   const s = await startSender(app, label, { plan: 'pro' })
@@ -52,49 +38,51 @@ async function enqueuedOnce(label: string): Promise<Sender> {
 const statusAndBody = ({ status, body }: { status: number; body: unknown }) => ({ status, body })
 
 describe('POST /enqueue on what an earlier request read', () => {
-  it('goes ahead without looking its key up again: the key is not marked used by the second request', async () => {
-    const s = await enqueuedOnce('unread')
-    const keyId = await keyIdOf(s.accountId)
+  /**
+   * Whether an enqueue by `s` went ahead without its key looked up: a lookup marks the key used
+   * when it was last marked over a minute ago, so a mark set long before is kept only then.
+   */
+  async function enqueuedUnlookedUp(s: Sender): Promise<boolean> {
+    const keyId = await keyIdOf(app, s.accountId)
     const long = new Date('2026-01-02T03:04:05Z')
     await app.services.sql`update api_keys set last_used_at = ${long} where id = ${keyId}`
     expect((await postEnqueue(app, s.key, email({ from: s.from }))).status).toBe(200)
     const [key] = await app.services.sql<{ last_used_at: Date }[]>`
       select last_used_at from api_keys where id = ${keyId}`
-    expect(key?.last_used_at).toEqual(long)
-    expect(await queuedCount(s.accountId)).toBe(2)
+    return key?.last_used_at.getTime() === long.getTime()
+  }
+
+  it('goes ahead without looking its key up again', async () => {
+    const s = await enqueuedOnce('unread')
+    expect(await enqueuedUnlookedUp(s)).toBe(true)
+    expect(await outboxCount(app, s.accountId, 'queued')).toBe(2)
   })
 
   it('goes ahead on what a /send read: the connection a send found serves the next enqueue', async () => {
     const s = await startSender(app, 'after-send', { plan: 'pro' })
     expect((await postSend(app, s.key, email({ from: s.from }))).status).toBe(200)
-    const keyId = await keyIdOf(s.accountId)
-    const long = new Date('2026-01-02T03:04:05Z')
-    await app.services.sql`update api_keys set last_used_at = ${long} where id = ${keyId}`
-    expect((await postEnqueue(app, s.key, email({ from: s.from }))).status).toBe(200)
-    const [key] = await app.services.sql<{ last_used_at: Date }[]>`
-      select last_used_at from api_keys where id = ${keyId}`
-    expect(key?.last_used_at).toEqual(long)
+    expect(await enqueuedUnlookedUp(s)).toBe(true)
   })
 
   it('a key revoked after an enqueue: 401, and nothing is queued', async () => {
     const s = await enqueuedOnce('revoked')
-    await revokeKey(app.services.sql, await keyIdOf(s.accountId))
+    await revokeKey(app.services.sql, await keyIdOf(app, s.accountId))
     expect(statusAndBody(await postEnqueue(app, s.key, email({ from: s.from })))).toEqual(INVALID_KEY)
-    expect(await queuedCount(s.accountId)).toBe(1)
+    expect(await outboxCount(app, s.accountId, 'queued')).toBe(1)
   })
 
   it('a key revoked after an enqueue: a body that fails validation is still 401, not 400', async () => {
     const s = await enqueuedOnce('revoked-invalid')
-    await revokeKey(app.services.sql, await keyIdOf(s.accountId))
+    await revokeKey(app.services.sql, await keyIdOf(app, s.accountId))
     expect(statusAndBody(await postEnqueue(app, s.key, { subject: 'no recipient' }))).toEqual(INVALID_KEY)
   })
 
   it('a key rotated after an enqueue: the old secret is 401 at once, the new one queues', async () => {
     const s = await enqueuedOnce('rotated')
-    const rotated = await rotateKey(app.services.sql, await keyIdOf(s.accountId))
+    const rotated = await rotateKey(app.services.sql, await keyIdOf(app, s.accountId))
     expect(statusAndBody(await postEnqueue(app, s.key, email({ from: s.from })))).toEqual(INVALID_KEY)
     expect((await postEnqueue(app, rotated.key, email({ from: s.from }))).status).toBe(200)
-    expect(await queuedCount(s.accountId)).toBe(2)
+    expect(await outboxCount(app, s.accountId, 'queued')).toBe(2)
   })
 
   it('an account moved to Free after an enqueue: 403 FEATURE_NOT_AVAILABLE, and nothing is queued', async () => {
@@ -103,7 +91,7 @@ describe('POST /enqueue on what an earlier request read', () => {
     expect(statusAndBody(await postEnqueue(app, s.key, email({ from: s.from })))).toEqual(
       FEATURE_NOT_AVAILABLE,
     )
-    expect(await queuedCount(s.accountId)).toBe(1)
+    expect(await outboxCount(app, s.accountId, 'queued')).toBe(1)
   })
 
   it('an account moved to Free after an enqueue: a body that fails validation is 403, not 400', async () => {
@@ -122,7 +110,7 @@ describe('POST /enqueue on what an earlier request read', () => {
     const next = await postEnqueue(app, s.key, email({ from: s.from }))
     expect(next.status).toBe(403)
     expect(next.body).toMatchObject({ code: 'CONNECTION_NOT_FOUND' })
-    expect(await queuedCount(s.accountId)).toBe(2)
+    expect(await outboxCount(app, s.accountId, 'queued')).toBe(2)
   })
 })
 
@@ -130,34 +118,16 @@ describe("a queued message's vouch, checked in the statement that queues it", ()
   it('one that no longer holds is stale and not queued; the others are, with ids in their order', async () => {
     const s = await startSender(app, 'queue-vouch', { plan: 'pro' })
     const other = await seedAccount(app)
-    const connection = await connectionNamed(app.services.sql, { id: s.connectionId })
-    if (!connection) throw new Error('no connection')
-    const keyId = await keyIdOf(s.accountId)
     const message = (subject: string, over: { plan?: 'free' | 'pro'; keyId?: number } = {}) =>
-      ({
-        accountId: s.accountId,
-        from: s.from,
-        to: ['someone@example.com'],
-        cc: [],
-        bcc: [],
-        subject,
-        messageId: `<${subject}-${process.pid}@example.com>`,
-        text_body: 'Hello',
-        vouch: {
-          keyId: over.keyId ?? keyId,
-          digest: createHash('sha256').update(s.key).digest(),
-          plan: over.plan ?? 'pro',
-          scope: null,
-          connection,
-        },
-      }) satisfies Parameters<typeof enqueueVouched>[2][number]
-    const unvouched: QueuedMessage = { ...message('unvouched'), vouch: undefined } as QueuedMessage
+      vouchedMessage(app, s, subject, over)
+    const { vouch: _, ...unvouched } = await message('unvouched')
+    const rateChanged = await message('rate changed')
     const round = [
-      message('first'),
-      message('wrong-plan', { plan: 'free' }),
-      message('wrong-key', { keyId: other.keyId }),
+      await message('first'),
+      await message('wrong-plan', { plan: 'free' }),
+      await message('wrong-key', { keyId: other.keyId }),
       unvouched,
-      message('second'),
+      await message('second'),
     ]
     const queued = await enqueueVouched(app.services.sql, s.connectionId, round)
     expect(queued.map((q) => (q === 'stale' ? q : 'queued'))).toEqual([
@@ -173,8 +143,6 @@ describe("a queued message's vouch, checked in the statement that queues it", ()
     expect(queued.filter((q) => q !== 'stale').map((q) => q.id)).toEqual(rows.map((r) => r.id))
 
     await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
-    expect(await enqueueVouched(app.services.sql, s.connectionId, [message('rate changed')])).toEqual([
-      'stale',
-    ])
+    expect(await enqueueVouched(app.services.sql, s.connectionId, [rateChanged])).toEqual(['stale'])
   })
 })

@@ -1,15 +1,6 @@
-/**
- * POST /send goes ahead on the caller and connection an earlier send with the same key read
- * (src/keys/claim.ts, src/connections/remembered.ts), and its attempt's statement checks they
- * still hold. Whatever changed in between (a key revoked, rescoped or its account's plan
- * changed; a connection disabled, paused or deleted) answers exactly as if nothing had been
- * remembered, from the first request after the change.
- */
-import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../src/accounts/accounts.ts'
 import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { connectionNamed } from '../../src/db/connections.ts'
 import { Remembered } from '../../src/db/remembered.ts'
 import { type AttemptToRecord, recordSendAttempts } from '../../src/db/send-attempts.ts'
 import type { Limits } from '../../src/db/usage.ts'
@@ -18,11 +9,14 @@ import { seedAccount, useTestApp } from '../support/app.ts'
 import {
   dailyLimitBody,
   fresh,
+  keyIdOf,
+  outboxCount,
   postSend,
   type Sender,
   senderAddress,
   setDailyUsed,
   startSender,
+  vouchedMessage,
 } from '../support/sending.ts'
 
 const app = useTestApp()
@@ -33,19 +27,6 @@ const message = (from?: string) => ({
   subject: 'Remembered',
   text_body: 'Hello',
 })
-
-async function keyIdOf(accountId: number): Promise<number> {
-  const [row] = await app.services.sql<
-    { id: number }[]
-  >`select id from api_keys where account_id = ${accountId}`
-  return row?.id as number
-}
-
-async function outboxCount(accountId: number): Promise<number> {
-  const [row] = await app.services.sql<{ n: number }[]>`
-    select count(*)::int as n from outbox where account_id = ${accountId}`
-  return row?.n ?? 0
-}
 
 /** A sender whose key and connection a first send has had read (and remembered). */
 async function sentOnce(label: string, plan: 'free' | 'pro' = 'free'): Promise<Sender> {
@@ -58,17 +39,17 @@ async function sentOnce(label: string, plan: 'free' | 'pro' = 'free'): Promise<S
 describe('the key: what an earlier send read of it never outlives a change', () => {
   it('revoked after a send: the next send is 401 INVALID_API_KEY, records nothing and sends nothing', async () => {
     const s = await sentOnce('revoked')
-    await revokeKey(app.services.sql, await keyIdOf(s.accountId))
+    await revokeKey(app.services.sql, await keyIdOf(app, s.accountId))
     const next = await postSend(app, s.key, message(s.from))
     expect(next.status).toBe(401)
     expect(next.body).toEqual({ error: 'Invalid or expired API token' })
-    expect(await outboxCount(s.accountId)).toBe(1)
+    expect(await outboxCount(app, s.accountId)).toBe(1)
     expect(s.sink.messages).toHaveLength(1)
   })
 
   it('rotated after a send: the old secret is 401 at once, the new one sends', async () => {
     const s = await sentOnce('rotated')
-    const rotated = await rotateKey(app.services.sql, await keyIdOf(s.accountId))
+    const rotated = await rotateKey(app.services.sql, await keyIdOf(app, s.accountId))
     const old = await postSend(app, s.key, message(s.from))
     expect(old.status).toBe(401)
     expect(old.body).toEqual({ error: 'Invalid or expired API token' })
@@ -79,7 +60,7 @@ describe('the key: what an earlier send read of it never outlives a change', () 
 
   it('revoked after a send: a body that fails validation is still 401, not 400', async () => {
     const s = await sentOnce('revoked-invalid')
-    await revokeKey(app.services.sql, await keyIdOf(s.accountId))
+    await revokeKey(app.services.sql, await keyIdOf(app, s.accountId))
     const next = await postSend(app, s.key, { from: s.from, subject: 'no recipient' })
     expect(next.status).toBe(401)
     expect(next.body).toEqual({ error: 'Invalid or expired API token' })
@@ -99,7 +80,7 @@ describe('the key: what an earlier send read of it never outlives a change', () 
       select account_id, ${senderAddress('other')}, host, port, username, password_encrypted, rate
       from connections where id = ${s.connectionId}
       returning id`
-    await scopeKey(app.services.sql, await keyIdOf(s.accountId), other[0]?.id as number)
+    await scopeKey(app.services.sql, await keyIdOf(app, s.accountId), other[0]?.id as number)
     const next = await postSend(app, s.key, message(s.from))
     expect(next.status).toBe(403)
     expect(next.body).toMatchObject({ code: 'CONNECTION_SCOPE_MISMATCH' })
@@ -148,34 +129,10 @@ function pacedBy(s: Sender, bucket: Limits['bucket']): Limits {
 }
 
 describe("an attempt's vouch, checked in the attempt's statement", () => {
-  async function vouchedAttempt(
-    s: Sender,
-    subject: string,
-    over: { plan?: 'free' | 'pro'; keyId?: number } = {},
-  ) {
-    const connection = await connectionNamed(app.services.sql, { id: s.connectionId })
-    if (!connection) throw new Error('no connection')
-    const attempt: AttemptToRecord['attempt'] = {
-      accountId: s.accountId,
-      connectionId: s.connectionId,
-      from: s.from,
-      to: ['someone@example.com'],
-      cc: [],
-      bcc: [],
-      subject,
-      messageId: `<${subject}-${process.pid}@example.com>`,
-      text_body: 'Hello',
-      idempotencyKey: null,
-      vouch: {
-        keyId: over.keyId ?? (await keyIdOf(s.accountId)),
-        digest: createHash('sha256').update(s.key).digest(),
-        plan: over.plan ?? 'pro',
-        scope: null,
-        connection,
-      },
-    }
-    return attempt
-  }
+  const vouchedAttempt = async (
+    ...args: Parameters<typeof vouchedMessage> extends [unknown, ...infer R] ? R : never
+  ) =>
+    ({ ...(await vouchedMessage(app, ...args)), idempotencyKey: null }) satisfies AttemptToRecord['attempt']
 
   it('one that no longer holds is refused as stale, takes nothing, and leaves the others of its round in order', async () => {
     const s = await startSender(app, 'vouch', { plan: 'pro' })
@@ -201,7 +158,7 @@ describe("an attempt's vouch, checked in the attempt's statement", () => {
     await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
     const limits = pacedBy(s, { capacity: 10, perSecond: 10 })
     expect(await recordSendAttempts(app.services.sql, limits, [attempt])).toEqual([{ refused: 'stale' }])
-    expect(await outboxCount(s.accountId)).toBe(0)
+    expect(await outboxCount(app, s.accountId)).toBe(0)
   })
 })
 

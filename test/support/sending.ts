@@ -3,7 +3,10 @@
  * fresh accounts with a sink of their own, the bodies the API answers with, and the usage
  * counters the service keeps in PostgreSQL.
  */
+import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
+import { connectionNamed } from '../../src/db/connections.ts'
+import type { Vouch } from '../../src/db/vouch.ts'
 import { seedAccount, type TestApp } from './app.ts'
 import type { SinkBehaviour, SmtpSink } from './smtp-sink.ts'
 
@@ -175,4 +178,53 @@ export async function quotaUsed(
     select coalesce(sum(used), 0)::int as used from quota_usage
     where connection_id = ${connectionId} and window_start = date_trunc(${per}, now(), 'UTC')`
   return row?.used ?? 0
+}
+
+/** The id of the account's (one) API key. */
+export async function keyIdOf(app: TestApp, accountId: number): Promise<number> {
+  const [row] = await app.services.sql<
+    { id: number }[]
+  >`select id from api_keys where account_id = ${accountId}`
+  return row?.id as number
+}
+
+/** The account's outbox records, of `status` if given. */
+export async function outboxCount(app: TestApp, accountId: number, status?: string): Promise<number> {
+  const [row] = await app.services.sql<{ n: number }[]>`
+    select count(*)::int as n from outbox
+    where account_id = ${accountId} and (${status ?? null}::text is null or status = ${status ?? null})`
+  return row?.n ?? 0
+}
+
+/**
+ * A message from `s` vouched for as a request remembering its key and connection would vouch
+ * (the connection as it reads now), for a statement that checks vouches; `over` makes it wrong.
+ */
+export async function vouchedMessage(
+  app: TestApp,
+  s: Sender,
+  subject: string,
+  over: { plan?: 'free' | 'pro'; keyId?: number } = {},
+) {
+  const connection = await connectionNamed(app.services.sql, { id: s.connectionId })
+  if (!connection) throw new Error('no connection')
+  const vouch: Vouch = {
+    keyId: over.keyId ?? (await keyIdOf(app, s.accountId)),
+    digest: createHash('sha256').update(s.key).digest(),
+    plan: over.plan ?? 'pro',
+    scope: null,
+    connection,
+  }
+  return {
+    accountId: s.accountId,
+    connectionId: s.connectionId,
+    from: s.from,
+    to: ['someone@example.com'],
+    cc: [],
+    bcc: [],
+    subject,
+    messageId: `<${subject}-${process.pid}@example.com>`,
+    text_body: 'Hello',
+    vouch,
+  }
 }
