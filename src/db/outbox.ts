@@ -297,11 +297,13 @@ export async function enqueueMessages(
   connectionId: number,
   messages: QueuedMessage[],
 ): Promise<Queued[]> {
-  const queued = await enqueueVouched(db, connectionId, messages)
-  return queued.map((q) => {
-    if (q === 'stale') throw new Error('a message without a vouch was refused as stale')
-    return q
-  })
+  return (await enqueueVouched(db, connectionId, messages)).map(unvouchedQueued)
+}
+
+/** What enqueueVouched answered for a message without a vouch: queued, never stale. */
+export function unvouchedQueued(queued: Queued | 'stale'): Queued {
+  if (queued === 'stale') throw new Error('a message without a vouch was refused as stale')
+  return queued
 }
 
 /**

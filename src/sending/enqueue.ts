@@ -1,7 +1,7 @@
 import { requireFeature } from '../accounts/features.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import type { Queued } from '../db/outbox.ts'
+import { type Queued, unvouchedQueued } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Vouch } from '../db/vouch.ts'
 import type { Caller } from '../keys/caller.ts'
@@ -63,9 +63,7 @@ async function enqueueAsFound(sql: Sql, caller: Caller, request: EmailRequest): 
   const ref = connectionRef(caller, request.from)
   const found = await findRemembering(sql, { accountId: caller.accountId, key: null, ref })
   const connection = chosenConnection(caller, request.from, found.connection, 'queued')
-  const queued = await queue(sql, caller, connection, request)
-  if (queued === 'stale') throw new Error('a message without a vouch was refused as stale')
-  return { connection, queued }
+  return { connection, queued: unvouchedQueued(await queue(sql, caller, connection, request)) }
 }
 
 function queue(
