@@ -5,7 +5,14 @@ import { type MemberLinkSigning, memberLink, type Payload } from './audiences.ts
 import { clearFailures, mayGoNow } from './connections.ts'
 import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
-import type { Limits, UnitsWhere } from './usage.ts'
+import {
+  type LimitRefusal,
+  type Limits,
+  takeUnitsCall,
+  type UnitsRow,
+  type UnitsWhere,
+  unitsOf,
+} from './usage.ts'
 import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'
 import { batchEndEvent, emailEventData, emailEventType, eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
@@ -462,42 +469,65 @@ export interface ClaimedMessage {
   quota_window: Date | null
 }
 
+/** What one claim got: messages, a limit that allows none now, or nothing due. */
+export type Claim = { claimed: ClaimedMessage[] } | LimitRefusal | 'none'
+
 /**
- * Takes up to `limit` of the connection's due messages, oldest first, for `processId`, skipping
- * those other senders hold, unless the connection is disabled, paused or backing off. Inside the
- * caller's transaction, so that a limit refusing the send puts them back untouched. Each notes
- * the day and quota window its units are taken in (`counted`), for a give-back: this
- * transaction's, which is where mailroom_take_units takes them in the same transaction.
+ * Claims up to `limit` of the connection's due messages, oldest first, for `processId`, with
+ * their units of every limit (`limits`: mailroom_take_units), in one statement: as many as are
+ * due and the limits allow. Those another sender holds are skipped, and none is due while the
+ * connection is disabled, paused or backing off. A limit that allows none leaves them untouched
+ * and is the answer; those a limit leaves over stay queued as if never looked at. Each claimed
+ * notes the day and quota window its units were taken in, for a give-back.
  */
-export function claimDue(
-  tx: Db,
+export async function claimDue(
+  db: Db,
   connectionId: number,
   processId: string,
   limit: number,
-  counted: Pick<Limits, 'dailyLimit' | 'quota'>,
-): Promise<ClaimedMessage[]> {
-  return tx<ClaimedMessage[]>`
-    with next as (
-      select id from outbox
-      where connection_id = ${connectionId} and status = 'queued' and next_attempt_at <= mailroom_now()
-      order by next_attempt_at, id
+  limits: Limits,
+): Promise<Claim> {
+  const rows = await db<(UnitsRow & ({ id: null } | (ClaimedMessage & { next_attempt_at: Date })))[]>`
+    with due as materialized (
+      select o.id, o.next_attempt_at from outbox o join connections c on c.id = o.connection_id
+      where o.connection_id = ${connectionId} and o.status = 'queued' and o.next_attempt_at <= mailroom_now()
+        and ${mayGoNow(db)}
+      order by o.next_attempt_at, o.id
       limit ${limit}
-      for update skip locked
+      for update of o skip locked
+    ), units as materialized (
+      -- Only when something is due: the filter is applied before the call.
+      select u.* from (select count(*)::int as n from due) d, ${takeUnitsCall(db, limits, db`d.n`)} u
+      where d.n > 0
+    ), claimed as (
+      update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
+        usage_day = u.usage_day, quota_window = u.quota_window, updated_at = now()
+      from (select id from due order by next_attempt_at, id limit (select granted from units)) chosen, units u
+      where o.id = chosen.id and u.refused is null
+      returning o.id, o.attempts, o.failures, o.deferrals,
+        extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
+        o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
+        o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url, o.usage_day::text, o.quota_window,
+        o.next_attempt_at
     )
-    update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
-      usage_day = case when ${counted.dailyLimit !== null} then (mailroom_now() at time zone 'UTC')::date end,
-      quota_window = date_trunc(${counted.quota?.period ?? null}, mailroom_now(), 'UTC'), updated_at = now()
-    from next, connections c
-    where o.id = next.id and c.id = o.connection_id and ${mayGoNow(tx)}
-    returning o.id, o.attempts, o.failures, o.deferrals,
-      extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
-      o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-      o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url, o.usage_day::text, o.quota_window`
+    select c.*, u.granted, u.refused, u.used, u.wait_ms, u.resets_at
+    from units u left join claimed c on true
+    order by c.next_attempt_at, c.id`
+  const [first] = rows
+  if (first === undefined) return 'none'
+  const units = unitsOf(first)
+  if ('refused' in units) return units
+  const claimed = rows.flatMap((row) => {
+    if (row.id === null) return []
+    const { granted, refused, used, wait_ms, resets_at, next_attempt_at, ...message } = row
+    return [message]
+  })
+  return claimed.length > 0 ? { claimed } : 'none'
 }
 
-/** Puts back claimed messages the limits had no units for, as if never claimed. */
-export async function unclaim(tx: Db, ids: number[]): Promise<void> {
-  await tx`
+/** Puts back claimed messages that will not be sent now, as if never claimed (their units are the caller's). */
+export async function unclaim(db: Db, ids: number[]): Promise<void> {
+  await db`
     update outbox set status = 'queued', claimed_by = null, attempts = attempts - 1, usage_day = null,
       quota_window = null
     where id = any(${ids}::int[])`

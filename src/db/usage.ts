@@ -1,5 +1,5 @@
 import type { QuotaPeriod } from './connections.ts'
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /**
  * The sending counters (tables daily_usage, quota_usage, connection_pacing), taken under row
@@ -41,22 +41,31 @@ export type Units = { granted: number } | ({ granted: 0 } & LimitRefusal)
  * and quota window.
  */
 export async function takeUnits(db: Db, limits: Limits, wanted: number): Promise<Units> {
-  const [row] = await db<
-    {
-      granted: number
-      refused: LimitRefusal['refused'] | null
-      used: number
-      wait_ms: number
-      resets_at: Date | null
-    }[]
-  >`
-    select granted, refused, used, wait_ms, resets_at
-    from mailroom_take_units(${limits.accountId}::int, ${limits.dailyLimit}::int, ${limits.connectionId}::int,
-      ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text,
-      ${limits.bucket.capacity}::float8, ${limits.bucket.perSecond}::float8, ${wanted}::int)`
+  const [row] = await db<UnitsRow[]>`
+    select granted, refused, used, wait_ms, resets_at from ${takeUnitsCall(db, limits, db`${wanted}::int`)}`
   if (!row) throw new Error('mailroom_take_units answered nothing')
+  return unitsOf(row)
+}
+
+/** What mailroom_take_units answers, as read. */
+export interface UnitsRow {
+  granted: number
+  refused: LimitRefusal['refused'] | null
+  used: number
+  wait_ms: number
+  resets_at: Date | null
+}
+
+export function unitsOf(row: UnitsRow): Units {
   if (row.refused === null) return { granted: row.granted }
   return { granted: 0, refused: row.refused, used: row.used, waitMs: row.wait_ms, resetsAt: row.resets_at }
+}
+
+/** mailroom_take_units for `wanted` (an int expression) units of every limit, as a FROM item. */
+export function takeUnitsCall(db: Db, limits: Limits, wanted: Fragment): Fragment {
+  return db`mailroom_take_units(${limits.accountId}::int, ${limits.dailyLimit}::int, ${limits.connectionId}::int,
+      ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text,
+      ${limits.bucket.capacity}::float8, ${limits.bucket.perSecond}::float8, ${wanted})`
 }
 
 /** Gives back units taken for a message that was not sent (its day and quota window). */

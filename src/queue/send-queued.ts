@@ -14,8 +14,7 @@ import {
 import { Rounds } from '../db/rounds.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
-import { LimitReached } from '../quota/limit-reached.ts'
-import { type Reservation, release, reserveUpTo, sendingLimits } from '../quota/reservations.ts'
+import { type Reservation, release, sendingLimits } from '../quota/reservations.ts'
 import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
@@ -81,14 +80,12 @@ export function laneRounds(
   return { next: () => claims.do(undefined), settle: (attempt) => settlements.do(attempt) }
 }
 
-class NothingDue extends Error {}
-
 /**
  * Claims up to `wanted` of the connection's due queued messages with their units (daily limit,
- * quota, pacing: the same counters as POST /send) in one transaction: as many as are due and
- * every limit allows. A limit that refuses rolls the claim back, so waiting never counts as an
- * attempt. The claimed are held by `claimant` before the claim commits, so that its own sweep
- * never takes them for lost.
+ * quota, pacing: the same counters as POST /send) in one statement (claimDue): as many as are
+ * due and every limit allows. A limit that refuses leaves them untouched, so that waiting never
+ * counts as an attempt. The claimed are held by `claimant` as soon as the claim answers: its own
+ * sweep leaves a claim younger than a heartbeat alone.
  */
 export async function claimQueued(
   context: SendContext,
@@ -97,43 +94,42 @@ export async function claimQueued(
   wanted: number,
   contents: BatchContents,
 ): Promise<QueuedClaim> {
-  const held: number[] = []
+  const { account_id: accountId, plan } = connection
+  const claim = await claimDue(
+    context.sql,
+    connection.id,
+    claimant.id,
+    wanted,
+    sendingLimits(plan, accountId, connection),
+  )
+  if (claim === 'none') return { kind: 'idle' }
+  if ('refused' in claim) return { kind: 'blocked', waitMs: claim.waitMs }
+  const messages = claim.claimed
+  for (const { id } of messages) claimant.messages.hold(id)
+  const reservations = messages.map((m) => ({ usageDay: m.usage_day, quotaWindow: m.quota_window }))
   try {
-    return await context.sql.begin(async (tx) => {
-      const { account_id: accountId, plan } = connection
-      const limits = sendingLimits(plan, accountId, connection)
-      const due = await claimDue(tx, connection.id, claimant.id, wanted, limits)
-      if (due.length === 0) throw new NothingDue()
-      const granted = await reserveUpTo(tx, plan, accountId, connection, due.length)
-      const messages = due.slice(0, granted)
-      for (const { id } of messages) {
-        held.push(id)
-        claimant.messages.hold(id)
-      }
-      // Rendered before the claim commits, so that a failure to read a batch's content leaves
-      // the messages queued rather than held; read on the claim's own connection, since a lane
-      // holding one while it waits for a second could, with every lane doing so, starve the pool.
-      const [rendered] = await Promise.all([
-        Promise.all(messages.map((message) => contentOf(tx, message, contents))),
-        granted < due.length
-          ? unclaim(
-              tx,
-              due.slice(granted).map((m) => m.id),
-            )
-          : undefined,
-      ])
-      const claimed = messages.map((message, i) => ({
-        message,
-        content: rendered[i] as Content,
-        reservation: { usageDay: message.usage_day, quotaWindow: message.quota_window },
-      }))
-      return { kind: 'claimed' as const, claimed }
-    })
+    const rendered = await Promise.all(messages.map((message) => contentOf(context.sql, message, contents)))
+    const claimed = messages.map((message, i) => ({
+      message,
+      content: rendered[i] as Content,
+      reservation: reservations[i] as Reservation,
+    }))
+    return { kind: 'claimed', claimed }
   } catch (error) {
-    // Rolled back, or committed with the answer lost: either way not sent by this process.
-    for (const id of held) claimant.messages.letGo(id)
-    if (error instanceof LimitReached) return { kind: 'blocked', waitMs: error.waitMs }
-    if (error instanceof NothingDue) return { kind: 'idle' }
+    // A batch's content could not be read: the messages go back to the queue with their units,
+    // as if never claimed; with the database out of reach, the sweep puts them back instead.
+    await context.sql
+      .begin((tx) =>
+        Promise.all([
+          unclaim(
+            tx,
+            messages.map((m) => m.id),
+          ),
+          ...reservations.map((r) => release(tx, accountId, connection.id, r)),
+        ]),
+      )
+      .catch(() => {})
+    for (const { id } of messages) claimant.messages.letGo(id)
     throw error
   }
 }

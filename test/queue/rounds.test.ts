@@ -67,6 +67,16 @@ describe('a claim takes several messages at once, within every limit', () => {
     expect(await quotaUsed(app, s.connectionId)).toBe(2)
   })
 
+  it('finding nothing due takes no unit of any limit: the counters are not even read', async () => {
+    const s = await startSender(app, 'none-due', { plan: 'free', quota: { quota: 100, per: 'day' } })
+    expect((await claim(s, 8)).claimed).toEqual({ kind: 'idle' })
+    const [counters] = await app.services.sql<{ pacing: number; quota: number; daily: number }[]>`
+      select (select count(*) from connection_pacing where connection_id = ${s.connectionId})::int as pacing,
+             (select count(*) from quota_usage where connection_id = ${s.connectionId})::int as quota,
+             (select count(*) from daily_usage where account_id = ${s.accountId})::int as daily`
+    expect(counters).toEqual({ pacing: 0, quota: 0, daily: 0 })
+  })
+
   it('a quota with fewer units than wanted: what it allows is claimed, the rest stays queued untouched', async () => {
     const s = await startSender(app, 'partial-quota', { plan: 'pro', quota: { quota: 3, per: 'day' } })
     const ids = await queue(s, 5)
