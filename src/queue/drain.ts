@@ -5,6 +5,7 @@ import { queueState } from '../db/outbox.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
+import { Parking } from './parking.ts'
 import type { RetryPolicy } from './retry-policy.ts'
 import { laneRounds, sendQueued } from './send-queued.ts'
 
@@ -39,13 +40,15 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const contents = new BatchContents()
   const stop = AbortSignal.any([options.stopping, halt.signal])
   const rounds = laneRounds(context, connection, options.claimant, contents)
+  const parking = new Parking(options.lanes, stop)
   // A lane takes its next message while the outcome of the one before is still being recorded
   // (with others, in a round), and waits for that record before it hands on another: each lane
   // has at most one message at SMTP and one being recorded. Waiting for the record first left
   // the sessions idle while every lane was in a round at once (about a tenth of the time).
   const lane = async () => {
     let recording: Promise<void> = Promise.resolve()
-    const turnOf = async (): Promise<'more' | 'done'> => {
+    const turnOf = async (): Promise<'more' | 'idle' | 'done'> => {
+      parking.wake()
       const turn = await rounds.next()
       const outcome =
         turn.kind === 'message'
@@ -65,7 +68,7 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
         recording.catch(() => {})
         return 'more'
       }
-      if (outcome.kind === 'idle') return 'done'
+      if (outcome.kind === 'idle') return 'idle'
       if (outcome.waitMs > SLEEP_THROUGH_MS) {
         blockedForMs = Math.max(blockedForMs, outcome.waitMs)
         // The obstacle is the connection's: no lane takes another message before it ends.
@@ -75,7 +78,10 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
       await sleep(outcome.waitMs, undefined, { signal: stop }).catch(() => {})
       return 'more'
     }
-    while (!stop.aborted && (await turnOf()) === 'more') {}
+    while (!stop.aborted) {
+      const next = await turnOf()
+      if (next === 'done' || (next === 'idle' && !(await parking.park()))) break
+    }
     await recording
   }
   const haltOnFailure = async () => {

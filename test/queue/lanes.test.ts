@@ -1,6 +1,7 @@
 /**
  * A queue run's lane does not wait for the record of a message before it sends the next one
- * (src/queue/drain.ts), but it has at most one message at SMTP and one being recorded.
+ * (src/queue/drain.ts), but it has at most one message at SMTP and one being recorded. A lane
+ * that finds nothing due waits for the others (src/queue/parking.ts) rather than ending.
  */
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../support/app.ts'
@@ -49,5 +50,25 @@ describe('a lane and the records of its messages', () => {
       15_000,
     )
     expect(s.sink.messages).toHaveLength(3)
+  })
+})
+
+describe('lanes that found nothing due', () => {
+  it('send the mail queued while the run is under way together, as many at once as there are sessions', {
+    timeout: 30_000,
+  }, async () => {
+    const s = await startSender(app, 'lane-parking', { plan: 'pro', behaviour: { dataDelayMs: 3_000 } })
+    // The default lanes, not the single lane of the test before.
+    await app.stopWorkers()
+    await app.worker()
+    // The run's first claim finds this one alone: every other lane finds nothing due.
+    await enqueued(app, s.key, email({ to: 'first@example.com' }))
+    await waitFor('the first message at the sink', () => (s.sink.receiving === 1 ? true : undefined), 15_000)
+    s.sink.setBehaviour({ dataDelayMs: 500 })
+    for (let i = 0; i < 10; i++) await enqueued(app, s.key, email({ to: `later${i}@example.com` }))
+    expect(s.sink.messages, 'the first message is still being received').toHaveLength(0)
+    await s.sink.waitForMessages(11, 20_000)
+    // The connection's five SMTP sessions: one lane left alone would have sent them one by one.
+    expect(s.sink.mostReceivingAtOnce).toBe(5)
   })
 })

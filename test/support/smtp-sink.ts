@@ -71,6 +71,10 @@ export interface SmtpSink {
   readonly quits: number
   /** The names clients introduced themselves with (EHLO), in order of their sessions. */
   readonly ehloNames: string[]
+  /** Messages being received now: from DATA until the reply to it (see `dataDelayMs`). */
+  readonly receiving: number
+  /** The most messages that were being received at once. */
+  readonly mostReceivingAtOnce: number
   setBehaviour(patch: Partial<SinkBehaviour>): void
   waitForMessages(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>
   close(): Promise<void>
@@ -120,6 +124,8 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
   let authAttempts = 0
   let connections = 0
   let closed = 0
+  let receiving = 0
+  let mostReceivingAtOnce = 0
   const quitSessions = new Set<string>()
   const ehloNames: string[] = []
   const noteEhlo = (session: { id: string; hostNameAppearsAs?: string | false }) => {
@@ -183,6 +189,8 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
       callback(refused ? smtpError(550, `5.1.1 <${address.address}>: User unknown`) : null)
     },
     onData(stream, session, callback) {
+      receiving++
+      mostReceivingAtOnce = Math.max(mostReceivingAtOnce, receiving)
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
       stream.on('end', () => {
@@ -198,6 +206,7 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
           }
         }
         if (dropAfterData) {
+          receiving--
           dropped.push(received())
           // smtp-server keeps its sessions in `connections`; the session's id is the connection's.
           const sessions = (server as unknown as { connections: Set<{ id: string; _socket: Socket }> })
@@ -206,6 +215,7 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
           return
         }
         setTimeout(() => {
+          receiving--
           if (rejectData) return callback(smtpError(rejectData.code, rejectData.message))
           messages.push(received())
           for (const wake of waiters) wake()
@@ -229,6 +239,12 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     dropped,
     get authAttempts() {
       return authAttempts
+    },
+    get receiving() {
+      return receiving
+    },
+    get mostReceivingAtOnce() {
+      return mostReceivingAtOnce
     },
     get connections() {
       return connections
