@@ -66,7 +66,9 @@ function errWithoutData(error: unknown): unknown {
 export function createLogger(
   level: LogLevel,
   format: LogFormat = 'json',
-  destination: pino.DestinationStream = pino.destination(2),
+  // Written off the main thread, lines that come together in one write: a busy service's event
+  // loop does not stop for a write per line. pino writes what is left when the process exits.
+  destination: pino.DestinationStream = pino.destination({ dest: 2, sync: false }),
 ): Logger {
   return pino(
     {
