@@ -209,7 +209,8 @@ function report(rows: Figures[]) {
       'TLS sink on loopback (STARTTLS, port 587); queue and batch rows are timed from the first request\n' +
       'until the last message reached the sink. RSS: the service process, peak during the row. CPU: per\n' +
       'message, in the service, its PostgreSQL and this process (the load and the sink). Measured after\n' +
-      `${WARM_UP + MESSAGES} /sends to settle the new service and an ANALYZE, and each row after ${WARM_UP} of its own requests.\n`,
+      `${WARM_UP + MESSAGES} /sends to settle the new service and an ANALYZE; each raw, /send and /enqueue row\n` +
+      `after ${WARM_UP} of its own messages (those of /enqueue delivered too).\n`,
   )
   const header = [
     '',

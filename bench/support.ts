@@ -48,8 +48,8 @@ export interface Bench {
   delivered(count: number): Promise<void>
   /** `messages` calls of `one`, `concurrency` at a time, after a warm-up; with latencies. */
   measure(name: string, one: (i: number) => Promise<unknown>): Promise<Figures>
-  /** A run timed as a whole, from its first request until it resolves. */
-  timed(name: string, count: number, run: () => Promise<void>): Promise<Figures>
+  /** A run timed as a whole, from its first request until it resolves; after `warmUp`, if given. */
+  timed(name: string, count: number, run: () => Promise<void>, warmUp?: () => Promise<void>): Promise<Figures>
 }
 
 /** One file of bench/scenarios: a name and what it measures. */
@@ -136,12 +136,12 @@ export function makeBench(
           )
         },
       ),
-    timed: (name, count, run) =>
+    timed: (name, count, run, warmUp) =>
       rowed(async () => {
         const started = performance.now()
         await run()
         return { name, count, seconds: (performance.now() - started) / 1000, latencies: [] }
-      }),
+      }, warmUp),
   }
 }
 
