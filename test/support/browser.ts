@@ -29,11 +29,18 @@ function ensureChromium(): void {
       `${CHROMIUM} is missing: install Debian's Chromium with "apt-get install -y chromium" as root`,
     )
   }
-  execFileSync('apt-get', ['update'], { stdio: 'ignore' })
-  execFileSync('apt-get', ['install', '-y', 'chromium'], {
-    stdio: 'ignore',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  })
+  // Test files run at once, each may find it missing: apt-get runs under one lock, and whoever
+  // waited for it finds Chromium installed (two at once, one failed on apt's own lock).
+  execFileSync(
+    'flock',
+    [
+      path.join(os.tmpdir(), 'mailroom-chromium-install.lock'),
+      'sh',
+      '-c',
+      `[ -x ${CHROMIUM} ] || { apt-get update && apt-get install -y chromium; }`,
+    ],
+    { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } },
+  )
 }
 
 export interface TestBrowser {
