@@ -64,7 +64,8 @@ describe('lanes that found nothing due', () => {
     // The run's first claim finds this one alone: every other lane finds nothing due.
     await enqueued(app, s.key, email({ to: 'first@example.com' }))
     await waitFor('the first message at the sink', () => (s.sink.receiving === 1 ? true : undefined), 15_000)
-    s.sink.setBehaviour({ dataDelayMs: 500 })
+    // Long enough for every session to be opened while the first ones are still receiving.
+    s.sink.setBehaviour({ dataDelayMs: 1_500 })
     for (let i = 0; i < 10; i++) await enqueued(app, s.key, email({ to: `later${i}@example.com` }))
     expect(s.sink.messages, 'the first message is still being received').toHaveLength(0)
     await s.sink.waitForMessages(11, 20_000)
