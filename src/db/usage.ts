@@ -34,19 +34,6 @@ export interface LimitRefusal {
 
 export type Units = { granted: number } | ({ granted: 0 } & LimitRefusal)
 
-/**
- * Takes up to `wanted` units of every limit at once, under the counters' row locks, in one
- * statement (mailroom_take_units): the grant is the least any limit allows, or none, with the
- * first limit that allows none and how long until it does. They count in this transaction's day
- * and quota window.
- */
-export async function takeUnits(db: Db, limits: Limits, wanted: number): Promise<Units> {
-  const [row] = await db<UnitsRow[]>`
-    select granted, refused, used, wait_ms, resets_at from ${takeUnitsCall(db, limits, db`${wanted}::int`)}`
-  if (!row) throw new Error('mailroom_take_units answered nothing')
-  return unitsOf(row)
-}
-
 /** What mailroom_take_units answers, as read. */
 export interface UnitsRow {
   granted: number
@@ -56,12 +43,18 @@ export interface UnitsRow {
   resets_at: Date | null
 }
 
+/** A row of mailroom_take_units as a grant or a refusal. */
 export function unitsOf(row: UnitsRow): Units {
   if (row.refused === null) return { granted: row.granted }
   return { granted: 0, refused: row.refused, used: row.used, waitMs: row.wait_ms, resetsAt: row.resets_at }
 }
 
-/** mailroom_take_units for `wanted` (an int expression) units of every limit, as a FROM item. */
+/**
+ * mailroom_take_units for up to `wanted` (an int expression) units of every limit, as a FROM
+ * item: under the counters' row locks, the grant is the least any limit allows, or none, with the
+ * first limit that allows none and how long until it does. They count in the statement's day and
+ * quota window.
+ */
 export function takeUnitsCall(db: Db, limits: Limits, wanted: Fragment): Fragment {
   return db`mailroom_take_units(${limits.accountId}::int, ${limits.dailyLimit}::int, ${limits.connectionId}::int,
       ${limits.quota?.quota ?? null}::int, ${limits.quota?.period ?? null}::text,
