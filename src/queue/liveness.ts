@@ -58,7 +58,7 @@ export class Claimant {
  * messages they held go back to the queue (to be sent again, with the same Message-ID) and
  * graphile-worker's jobs they had locked are unlocked at once, rather than after its own
  * four-hour lock timeout. Messages claimed in this process's name that it lost track of go back
- * too, once older than a heartbeat (a claim being made now is held before it commits). Due mail
+ * too, once older than a heartbeat (a claim that just answered is held by then). Due mail
  * that has no queue run coming gets one, and so does a batch with recipients still to move.
  * Returns how many dead processes were found and how many connections' queues were given a run.
  */

@@ -1,7 +1,7 @@
 /**
- * The queue claims several messages in one transaction (claimQueued, in rounds of the lanes
- * waiting: src/db/rounds.ts): as many as are due and every limit allows, the units of all of them taken in
- * one statement (mailroom_take_units). What the limits leave over stays queued as if never
+ * The queue claims several messages in one statement (claimQueued, in rounds of the lanes
+ * waiting: src/db/rounds.ts): as many as are due and every limit allows, the units of all of them
+ * taken together (mailroom_take_units). What the limits leave over stays queued as if never
  * claimed, and the refusal says which limit, as one message at a time did.
  */
 import { describe, expect, it } from 'vitest'
