@@ -8,9 +8,11 @@
 export class Parking {
   #active: number
   #parked: ((goOn: boolean) => void)[] = []
+  readonly #stop: AbortSignal
 
   constructor(lanes: number, stop: AbortSignal) {
     this.#active = lanes
+    this.#stop = stop
     stop.addEventListener('abort', () => this.#release(false), { once: true })
   }
 
@@ -19,6 +21,8 @@ export class Parking {
    * or the run stops (false: end).
    */
   park(): Promise<boolean> {
+    // Once stopped, lanes end without parking: none would come to release this one.
+    if (this.#stop.aborted) return Promise.resolve(false)
     this.#active--
     if (this.#active === 0) {
       this.#release(false)
