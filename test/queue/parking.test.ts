@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { Parking } from '../../src/queue/parking.ts'
 
-const STILL_PARKED = 'still parked'
+const STILL_PARKED = 'still parked' as const
 
 /** What `park` answers within a moment, or that it still waits. */
 function settled(parked: Promise<boolean>): Promise<boolean | typeof STILL_PARKED> {
