@@ -169,9 +169,21 @@ async function startService(dataDir: string, logFile: string) {
     stdio: ['ignore', 'ignore', log.fd],
   })
   await log.close()
+  // A service that dies mid-run says so at once; stop() must not wait for an exit already gone.
+  let stopping = false
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      if (stopping) return resolve()
+      const where = process.env.BENCH_SERVICE_LOG
+        ? `its log: ${logFile}`
+        : 'BENCH_SERVICE_LOG=<file> keeps its log past the run'
+      console.error(`The service exited during the run (${signal ?? code}); ${where}`)
+      resolve()
+    }),
+  )
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}); see ${logFile}`)
+    if (child.exitCode !== null) throw new Error('the service exited before it answered /health')
     const up = await fetch(`${url}/health`).then(
       (r) => r.ok,
       () => false,
@@ -184,8 +196,9 @@ async function startService(dataDir: string, logFile: string) {
     url,
     pid: child.pid as number,
     async stop() {
-      child.kill('SIGTERM')
-      await new Promise((resolve) => child.once('exit', resolve))
+      stopping = true
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
     },
   }
 }
