@@ -24,6 +24,8 @@ export interface OutgoingMessage {
   replyTo?: string
   /** Headers the service itself computes (List-Unsubscribe); never a caller's. */
   headers?: Record<string, string>
+  /** A caller waits for the answer (POST /send): ahead of queued mail for a session. */
+  callerWaits?: boolean
 }
 
 export interface DeliveryContext {
@@ -75,7 +77,12 @@ export async function deliver(
       messageId: message.messageId,
     })
     const envelope = { from: connection.from_address, to: message.envelope }
-    const info = await sendRaw(transporter, { envelope, raw, messageId: message.messageId })
+    const info = await sendRaw(transporter, {
+      envelope,
+      raw,
+      messageId: message.messageId,
+      callerWaits: message.callerWaits === true,
+    })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {
     outcome = outcomeOfError(message.envelope, error)

@@ -83,6 +83,7 @@ export async function sendNow(
       subject: request.subject,
       text: request.text_body,
       html: request.html_body,
+      callerWaits: true,
     },
     () => PUSHBACK_RETRY_AFTER_SECONDS * 1000,
   )
