@@ -145,6 +145,7 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
 /**
  * Moves a message the pool has just queued (last, until the pool next looks at its queue) ahead
  * of the queued mail no caller waits for. A closed pool queues nothing: there is nothing to move.
+ * A change of nodemailer's queue shows in test/smtp/pool.test.ts.
  */
 function moveAhead(pool: Pool, pooled: PooledMessage): void {
   const queue = pool._queue
