@@ -192,6 +192,24 @@ describe('while it is expanded', () => {
     expect(await eventsOf(s.accountId, 'batch.failed')).toEqual([])
   })
 
+  it('moves whole chunks: the queue is topped up once a chunk has drained, not by whatever drained meanwhile', {
+    timeout: 60_000,
+  }, async () => {
+    const CHUNK = 10
+    const TOTAL = 30 * CHUNK
+    const s = await startSender(app, 'whole-chunks', { plan: 'pro' })
+    const id = await createdBatch(app, s.key, { template, recipients: addresses('chunk', TOTAL) })
+    await app.worker({ expansion: { chunk: CHUNK, ahead: 2 * CHUNK, recheckMs: 20, maxRecheckMs: 100 } })
+    expect(await waitForBatchEnd(app, s.key, id, 30_000)).toMatchObject({
+      status: 'completed',
+      sent_count: TOTAL,
+    })
+    // A step's records share its transaction's created_at.
+    const steps = await app.services.sql<{ moved: number }[]>`
+      select count(*)::int as moved from outbox where batch_id = ${id} group by created_at order by min(id)`
+    expect(steps.map((step) => step.moved)).toEqual(Array(TOTAL / CHUNK).fill(CHUNK))
+  })
+
   it('a connection deleted mid-expansion fails the recipients still stored with `connection deleted`, each with its event, and the batch ends once', {
     timeout: 60_000,
   }, async () => {
