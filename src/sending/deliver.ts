@@ -81,7 +81,7 @@ export async function deliver(
       envelope,
       raw,
       messageId: message.messageId,
-      callerWaits: message.callerWaits === true,
+      callerWaits: message.callerWaits,
     })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {

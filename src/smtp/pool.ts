@@ -149,8 +149,9 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
  */
 function moveAhead(pool: Pool, pooled: PooledMessage): void {
   const queue = pool._queue
-  if (queue?.at(-1)?.mail !== pooled) return
-  const entry = queue.pop() as { mail: PooledMessage }
+  const entry = queue?.at(-1)
+  if (!queue || entry?.mail !== pooled) return
+  queue.pop()
   const behindCallers = queue.findIndex((waiting) => !waiting.mail.callerWaits)
   queue.splice(behindCallers === -1 ? queue.length : behindCallers, 0, entry)
 }
