@@ -43,12 +43,12 @@ export async function expandBatch(
       const batch = await lockExpandingBatch(tx, run.batchId)
       if (!batch) return 'done'
       queuedAtStart ??= batch.queued
-      const room =
-        batch.connectionId === null ? policy.chunk : Math.min(policy.chunk, policy.ahead - batch.queued)
       // A whole chunk at a time (or `ahead`, if smaller): topping up whatever drained while the
       // last step ran moved a few recipients a step, at two statements each (5200 steps for a
       // 100,000-member batch, half of PostgreSQL's time in the benchmark's row).
-      if (room < Math.min(policy.chunk, policy.ahead)) return { full: batch.queued }
+      if (batch.connectionId !== null && batch.queued > wholeStepBelow(policy)) return { full: batch.queued }
+      const room =
+        batch.connectionId === null ? policy.chunk : Math.min(policy.chunk, policy.ahead - batch.queued)
       const signing =
         batch.unsubscribeAudienceId === null ? null : memberLinkSigning(links, batch.unsubscribeAudienceId)
       const left = await moveBatchRecipients(tx, batch, signing, room)
@@ -64,8 +64,16 @@ export async function expandBatch(
   }
 }
 
-/** When to look again at a queue holding `queued` records, from how it drained since the last look. */
-function nextLookMs(
+/** The most records a batch may have queued for a step to move a whole chunk (or `ahead`, if smaller). */
+function wholeStepBelow(policy: ExpansionPolicy): number {
+  return policy.ahead - Math.min(policy.chunk, policy.ahead)
+}
+
+/**
+ * When to look again at a queue holding `queued` records: when it will have drained to room for
+ * a whole step, at the pace it drained since the last look.
+ */
+export function nextLookMs(
   policy: ExpansionPolicy,
   last: ExpansionPayload,
   queuedAtStart: number,
@@ -74,6 +82,6 @@ function nextLookMs(
   if (last.seen === undefined || last.waitedMs === undefined) return policy.recheckMs
   const drained = last.seen - queuedAtStart
   if (drained <= 0) return Math.min(policy.maxRecheckMs, 2 * last.waitedMs)
-  const untilRoomMs = ((queued - (policy.ahead - policy.chunk)) * last.waitedMs) / drained
+  const untilRoomMs = ((queued - wholeStepBelow(policy)) * last.waitedMs) / drained
   return Math.round(Math.min(policy.maxRecheckMs, Math.max(policy.recheckMs, untilRoomMs)))
 }
