@@ -26,7 +26,7 @@ import { openServices } from '../src/open-services.ts'
 import { startSmtpSink } from '../test/support/smtp-sink.ts'
 import { createTlsMaterial } from '../test/support/tls.ts'
 import { SCENARIOS } from './scenarios/index.ts'
-import { measureRaw } from './scenarios/raw.ts'
+import { bracketing, measureRaw } from './scenarios/raw.ts'
 import { type Figures, makeBench, message, percentile, WARM_UP } from './support.ts'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -123,10 +123,13 @@ async function main() {
     const rows: Figures[] = []
     for (const scenario of SCENARIOS) {
       if (ONLY && !ONLY.includes(scenario.name)) continue
-      // The baseline again, right before each scenario: the machine's speed drifts within a run,
-      // and a raw row measured minutes before would compare the row with another machine.
-      const baseline = await measureRaw(bench)
-      rows.push(baseline, ...(await scenario.run(bench)).map((row) => ({ ...row, baseline })))
+      // The baseline again, right before and right after each scenario: the machine's speed
+      // drifts within a run (raw gave 722 and 964 msg/s half a minute apart), and a raw row on
+      // one side only would compare the scenario with another machine. The two together bracket it.
+      const before = await measureRaw(bench)
+      const measured = await scenario.run(bench)
+      const baseline = bracketing(before, await measureRaw(bench))
+      rows.push(baseline, ...measured.map((row) => ({ ...row, baseline })))
     }
     report(rows)
   } finally {
@@ -226,8 +229,8 @@ function report(rows: Figures[]) {
       'message, in the service, its PostgreSQL and this process (the load and the sink). Measured after\n' +
       `${WARM_UP + MESSAGES} /sends to settle the new service and an ANALYZE; each raw, /send and /enqueue row\n` +
       `after ${WARM_UP} of its own messages (those of /enqueue delivered too). Each scenario's rows are\n` +
-      "compared with the raw row just above them, measured right before the scenario: the machine's\n" +
-      'speed drifts within a run.\n',
+      'compared with the raw row just above them, measured right before and right after the scenario\n' +
+      "(the two together): the machine's speed drifts within a run.\n",
   )
   const header = [
     '',

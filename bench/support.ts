@@ -20,7 +20,7 @@ export interface Figures {
   cpuMs?: { service: number; postgres: number; bench: number }
   /** Compared with the raw baseline (throughput, and p50 for request rows). */
   target?: { ratio: number; p50WithinMs?: number }
-  /** The raw row this one is compared with, measured right before its scenario; none for raw rows. */
+  /** The raw row this one is compared with, measured before and after its scenario; none for raw rows. */
   baseline?: Figures
   /** Figures of the row that fit no column, printed under the table. */
   note?: string

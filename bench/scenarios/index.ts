@@ -7,8 +7,8 @@ import { sustained } from './sustained.ts'
 import { webhooks } from './webhooks.ts'
 
 /**
- * Every scenario, in the order `npm run bench` runs them, each right after a raw baseline
+ * Every scenario, in the order `npm run bench` runs them, each between two raw baselines
  * (./raw.ts) that its rows are compared with. A new scenario is a file in this folder and a line
- * here. `BENCH_ONLY=send,batch` runs only those (each with its baseline).
+ * here. `BENCH_ONLY=send,batch` runs only those (each with its baselines).
  */
 export const SCENARIOS = [send, enqueue, batch, audienceImport, audienceBatch, webhooks, sustained]
