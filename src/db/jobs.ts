@@ -154,6 +154,16 @@ export async function scheduleWebhookRun(db: Db, endpointId: number, delayMs = 0
   await db`${webhookRunRequest(db, db`select ${endpointId}::int as endpoint_id`, delayMs)}`
 }
 
+/**
+ * The milliseconds until the earliest of what a run would handle is due, as a statement measured
+ * them (negative: overdue), as a run's delay: 0 when due, null when nothing waits. Measured
+ * without GREATEST, which skips a NULL and would make "nothing waits" read as "due now": each
+ * run would then ask for the next, for ever.
+ */
+export function dueInMs(measured: number | null): number | null {
+  return measured === null ? null : Math.max(0, measured)
+}
+
 /** Asks for a run of the connection's queue after `delayMs` (see queueRunRequest). */
 export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
   await db`${queueRunRequest(db, connectionId, delayMs)}`

@@ -3,7 +3,7 @@ import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { type MemberLinkSigning, memberLink, type Payload } from './audiences.ts'
 import { clearFailures, mayGoNow } from './connections.ts'
-import { expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
+import { dueInMs, expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import {
   type LimitRefusal,
@@ -604,11 +604,11 @@ export async function queueState(db: Db, connectionId: number): Promise<QueueSta
            when greatest(c.paused_until, c.queue_backoff_until) > mailroom_now()
              then ceil(extract(epoch from greatest(c.paused_until, c.queue_backoff_until) - mailroom_now())
                        * 1000)::float8 end as held_for_ms,
-      (select greatest(0, ceil(extract(epoch from min(next_attempt_at) - mailroom_now()) * 1000))::float8
+      (select ceil(extract(epoch from min(next_attempt_at) - mailroom_now()) * 1000)::float8
        from outbox where connection_id = c.id and status = 'queued') as next_due_in_ms
     from connections c where c.id = ${connectionId}`
   if (!row) return undefined
-  return { disabled: row.disabled, heldForMs: row.held_for_ms, nextDueInMs: row.next_due_in_ms }
+  return { disabled: row.disabled, heldForMs: row.held_for_ms, nextDueInMs: dueInMs(row.next_due_in_ms) }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Payload } from './audiences.ts'
-import { webhookRunComing, webhookRunRequest } from './jobs.ts'
+import { dueInMs, webhookRunComing, webhookRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
@@ -327,10 +327,10 @@ function disabling(db: Db, disableAfterMs: number): Fragment {
 /** How long until the endpoint's next delivery is due (0: now); null when none waits or it is disabled. */
 export async function nextDeliveryDueInMs(db: Db, endpointId: number): Promise<number | null> {
   const [row] = await db<{ due_in_ms: number | null }[]>`
-    select greatest(0, ceil(extract(epoch from min(d.next_attempt_at) - now()) * 1000))::float8 as due_in_ms
+    select ceil(extract(epoch from min(d.next_attempt_at) - now()) * 1000)::float8 as due_in_ms
     from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
     where d.endpoint_id = ${endpointId} and d.status = 'pending' and e.enabled`
-  return row?.due_in_ms ?? null
+  return dueInMs(row?.due_in_ms ?? null)
 }
 
 export interface DeliveryView {

@@ -153,6 +153,16 @@ export function waitForOutboxStatus(
   return waitForOutbox(app, accountId, id, (r) => r.status === status, timeoutMs)
 }
 
+/**
+ * The graphile-worker runs keyed `key` (`queue:<connection id>`, `webhook:<endpoint id>`),
+ * running or waiting, oldest first: whether each is running.
+ */
+export async function keyedRuns(app: TestApp, key: string): Promise<boolean[]> {
+  const runs = await app.services.sql<{ running: boolean }[]>`
+    select locked_at is not null as running from graphile_worker.jobs where queue_name = ${key} order by id`
+  return runs.map((r) => r.running)
+}
+
 /** How many of the account's outbox records are in each status. */
 export async function outboxStatusCounts(app: TestApp, accountId: number): Promise<Record<string, number>> {
   const rows = await app.services.sql<{ status: string; n: number }[]>`

@@ -14,7 +14,7 @@ import { DEFAULT_WEBHOOK_POLICY } from '../../src/webhooks/deliver.ts'
 import type { WorkerOptions } from '../../src/worker/worker.ts'
 import { useTestApp } from '../support/app.ts'
 import { createdBatch, waitForBatchEnd } from '../support/batches.ts'
-import { email, enqueued, waitFor } from '../support/queue.ts'
+import { email, enqueued, holdsUntil, keyedRuns, waitFor, waitForMatch } from '../support/queue.ts'
 import { postSend, type Sender, startSender } from '../support/sending.ts'
 import { type Answer, useWebhookReceivers, verified } from '../support/webhook-receiver.ts'
 
@@ -178,6 +178,22 @@ describe('every event type', () => {
       to: ['nobody@example.com'],
     })
     expect(other.receiver.received).toEqual([])
+  })
+})
+
+describe("an endpoint's runs", () => {
+  it('once its deliveries are done, none asks for another', async () => {
+    const s = await startSender(app, 'last-run')
+    const { receiver, id } = await endpointFor(s, undefined, ['email.sent'])
+    await workerWith()
+    await postSend(app, s.key, { to: 'ann@example.com', subject: 'Hi', text_body: 'x' })
+    await waitFor('the event', () => (receiver.received.length >= 1 ? true : undefined), 10_000)
+    const runs = () => keyedRuns(app, `webhook:${id}`)
+    await waitForMatch('the runs of the endpoint', runs, (left) => left.length === 0, 5_000)
+    // The worker polls every 100 ms here: a run asked for would show within the second.
+    const checked = await holdsUntil(Date.now() + 1_000, runs, (left) => expect(left).toEqual([]))
+    expect(checked).toBeGreaterThan(0)
+    expect(receiver.received).toHaveLength(1)
   })
 })
 
