@@ -1,7 +1,6 @@
 import type { Config } from './config.ts'
 import { embeddedDataDir, openEmbeddedDatabase } from './db/embedded.ts'
-import { migrateJobSchema } from './db/jobs.ts'
-import { migrate } from './db/migrate.ts'
+import { migrateDatabase } from './db/migrate.ts'
 import { connect } from './db/sql.ts'
 import { createLogger, type Logger } from './log.ts'
 import { Metrics } from './metrics.ts'
@@ -51,10 +50,7 @@ export async function openServices(
   const sql = connect(databaseUrl, POOL_SIZE, options.clockOffsetMs)
   let applied: string[]
   try {
-    applied = await migrate(sql)
-    // The API adds jobs in the same transactions as the mail they send, so their schema is needed
-    // wherever Mailroom runs, not only where a worker does.
-    await migrateJobSchema(databaseUrl, log)
+    applied = await migrateDatabase(sql, databaseUrl, log)
     if (applied.length) log.info({ applied }, 'database migrations applied')
   } catch (error) {
     await sql.end()

@@ -1,14 +1,26 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { Logger } from '../log.ts'
 import { PROJECT_ROOT } from '../project-root.ts'
+import { migrateJobSchema } from './jobs.ts'
 import type { Sql } from './sql.ts'
 
 const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'src', 'db', 'migrations')
 // Any constant works; it only has to be the same for every process that migrates.
 const MIGRATION_LOCK = 7_405_001
 
+/**
+ * graphile-worker's schema, then ours: one of ours reaches into graphile-worker's (020). Its
+ * schema is needed wherever Mailroom runs, not only where a worker does: the API adds jobs in the
+ * same transactions as the mail they send. Answers the names of our migrations applied.
+ */
+export async function migrateDatabase(sql: Sql, databaseUrl: string, log: Logger): Promise<string[]> {
+  await migrateJobSchema(databaseUrl, log)
+  return migrate(sql)
+}
+
 /** Applies the numbered `.sql` files not yet applied, in order, each in its own transaction. */
-export async function migrate(sql: Sql): Promise<string[]> {
+async function migrate(sql: Sql): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort()
   const applied: string[] = []
   await sql.begin(async (tx) => {

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { appendFile, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { TestProject } from 'vitest/node'
-import { migrateJobSchema } from '../../src/db/jobs.ts'
-import { migrate } from '../../src/db/migrate.ts'
+import { migrateDatabase } from '../../src/db/migrate.ts'
 import { openTempDir, startPostgresServer } from '../../src/db/postgres-server.ts'
 import { connect } from '../../src/db/sql.ts'
 import { createLogger } from '../../src/log.ts'
@@ -100,8 +99,7 @@ async function createTemplate(serverUrl: string): Promise<void> {
   template.pathname = `/${TEMPLATE}`
   const sql = connect(template.toString(), 1)
   try {
-    await migrate(sql)
-    await migrateJobSchema(template.toString(), createLogger('silent'))
+    await migrateDatabase(sql, template.toString(), createLogger('silent'))
   } finally {
     // CREATE DATABASE ... TEMPLATE refuses while anyone is connected to the template.
     await sql.end()
