@@ -23,6 +23,7 @@ import { defaultRetryPolicy, type RetryPolicy } from '../queue/retry-policy.ts'
 import { purgeExpired } from '../sending/retention.ts'
 import type { Services } from '../services.ts'
 import { DEFAULT_WEBHOOK_POLICY, deliverWebhooks, type WebhookPolicy } from '../webhooks/deliver.ts'
+import { lookAgainAfterHiddenJobs } from './look-again.ts'
 
 export interface RunningWorker {
   /** Finishes the messages in hand, hands the rest of the queue on, closes, then resolves. */
@@ -97,6 +98,7 @@ export async function startWorker(
   }, HEARTBEAT_MS)
 
   const events: WorkerEvents = new EventEmitter()
+  lookAgainAfterHiddenJobs(events)
   // graphile-worker 0.17 locks jobs in the name of its worker pool, not of each worker.
   events.on('pool:create', ({ workerPool }) => {
     claimant.jobWorkers.add(workerPool.id)

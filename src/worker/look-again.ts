@@ -1,0 +1,28 @@
+import type { WorkerEvents } from 'graphile-worker'
+
+/** How soon after a notice of new jobs a worker that found none looks once more, and for how long. */
+const HIDDEN_JOB_RETRY_MS = 15
+const HIDDEN_JOB_WINDOW_MS = 100
+
+/**
+ * graphile-worker 0.17's runners each lock every free named queue while they look for a job, and
+ * skip those locked: our two runners (queues, webhooks), both told of a new job at once, can each
+ * hide the other's, and the one that lost waits for its next poll. A worker that found nothing
+ * just after a notice looks again a moment later, while the notice is fresh.
+ */
+export function lookAgainAfterHiddenJobs(events: WorkerEvents): void {
+  let noticeAt = Number.NEGATIVE_INFINITY
+  events.on('pool:listen:notification', () => {
+    noticeAt = performance.now()
+  })
+  events.on('worker:getJob:empty', ({ worker }) => {
+    if (performance.now() - noticeAt > HIDDEN_JOB_WINDOW_MS) return
+    const delay = HIDDEN_JOB_RETRY_MS * (0.5 + Math.random())
+    setTimeout(() => {
+      // A worker busy meanwhile ignores the nudge; one stopped meanwhile refuses it (an assertion).
+      try {
+        worker.nudge()
+      } catch {}
+    }, delay).unref()
+  })
+}
