@@ -258,8 +258,8 @@ function report(rows: Figures[]) {
     }
     return [
       f.name,
-      rate.toFixed(0),
-      ratio.toFixed(2),
+      f.paced ? '-' : rate.toFixed(0),
+      f.paced ? '-' : ratio.toFixed(2),
       latency(50),
       latency(95),
       latency(99),

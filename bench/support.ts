@@ -26,6 +26,8 @@ export interface Figures {
   note?: string
   /** One connection at full speed (/send, /enqueue, a batch): the load the RSS target is for. */
   fullSpeed?: true
+  /** Requests spaced out by the bench: its rate is the bench's pace, so only latencies are printed. */
+  paced?: true
 }
 
 export interface Bench {
