@@ -4,7 +4,8 @@
 -- meets the queue still locked, and the job waiting there was announced (jobs:insert) when it
 -- was added, while the queue was locked. So the release announces it again, on the channel the
 -- workers listen on, delivered once the release commits. The payload differs each time, since
--- PostgreSQL folds equal notifications of one transaction into one (as add_job's do).
+-- PostgreSQL folds equal notifications of one transaction into one (as add_job's do). "Due" by
+-- the clock, not by now(): a job added while the release was under way is due as well.
 create function mailroom_announce_released_job_queue() returns trigger
   language plpgsql
   as $$
