@@ -1,7 +1,7 @@
 /**
  * A worker that found no job just after a notice of new jobs looks once more (src/worker/look-again.ts):
  * the other runner's search may have hidden the job for that moment. Only while the notice is fresh,
- * and a worker stopped meanwhile is left alone.
+ * a few times a notice, and a worker stopped meanwhile is left alone.
  */
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -30,6 +30,18 @@ describe('a worker that found no job', () => {
     await sleep(60)
     expect(nudges).toHaveLength(1)
     expect((nudges[0] ?? 0) - emptyAt).toBeGreaterThanOrEqual(5)
+  })
+
+  it('looks again three times at most for one notice, and again for the next', async () => {
+    const { nudges, notice, foundNone } = setUp()
+    notice()
+    for (let i = 0; i < 5; i++) foundNone()
+    await sleep(40)
+    expect(nudges).toHaveLength(3)
+    notice()
+    foundNone()
+    await sleep(40)
+    expect(nudges).toHaveLength(4)
   })
 
   it('with no notice, or long after one, waits for its poll', async () => {
