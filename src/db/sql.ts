@@ -1,4 +1,5 @@
 import postgres from 'postgres'
+import { isDriverConnectionFault } from './driver-faults.ts'
 
 export type Sql = postgres.Sql
 /** A pool or an open transaction: what a function needs that only runs queries. */
@@ -19,7 +20,16 @@ export function connect(url: string, max = 10, clockOffsetMs = 0): Sql {
   })
 }
 
-/** Answers when the database does (the health check). */
+/**
+ * Answers when the database does (the health check). A pooled connection that PostgreSQL closed
+ * (a restart) fails the first query it carries, while the database answers: the pool opens a new
+ * connection for the next, so a connection's fault is asked once more before it counts.
+ */
 export async function ping(sql: Sql): Promise<void> {
-  await sql`select 1`
+  try {
+    await sql`select 1`
+  } catch (error) {
+    if (!isDriverConnectionFault(error)) throw error
+    await sql`select 1`
+  }
 }

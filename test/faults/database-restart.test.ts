@@ -160,7 +160,7 @@ describe('PostgreSQL stopped and started again under load', () => {
     }
     expect(service.exitCode, serviceLog).toBeNull()
     expect(recovered?.status, serviceLog).toBe(200)
-    expect((await fetch(`${serviceUrl}/health`)).status).toBe(200)
+    expect((await fetch(`${serviceUrl}/health`)).status, serviceLog).toBe(200)
     await sleep(1500)
     phase = 'done'
     const outcomes = [...(await running), ...whileDown, recovered as Outcome]
