@@ -1,5 +1,5 @@
 import postgres from 'postgres'
-import { isDriverConnectionFault } from './driver-faults.ts'
+import { throughConnectionFaults } from './driver-faults.ts'
 
 export type Sql = postgres.Sql
 /** A pool or an open transaction: what a function needs that only runs queries. */
@@ -26,10 +26,5 @@ export function connect(url: string, max = 10, clockOffsetMs = 0): Sql {
  * connection for the next, so a connection's fault is asked once more before it counts.
  */
 export async function ping(sql: Sql): Promise<void> {
-  try {
-    await sql`select 1`
-  } catch (error) {
-    if (!isDriverConnectionFault(error)) throw error
-    await sql`select 1`
-  }
+  await throughConnectionFaults(() => sql`select 1`, [0])
 }

@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
-import { isDriverConnectionFault } from '../db/driver-faults.ts'
+import { throughConnectionFaults } from '../db/driver-faults.ts'
 import {
   type AttemptSettlement,
   type ClaimedMessage,
@@ -74,7 +73,7 @@ export function laneRounds(
     })
   })
   const settlements = new Rounds<AttemptSettlement, void>(async (attempts) => {
-    await throughConnectionLoss(() => settleAttempts(context.sql, connection.id, attempts))
+    await throughConnectionFaults(() => settleAttempts(context.sql, connection.id, attempts), RECORD_RETRY_MS)
     return []
   })
   return { next: () => claims.do(undefined), settle: (attempt) => settlements.do(attempt) }
@@ -228,14 +227,16 @@ async function sendClaimed(
     }
   }
   if (spent && !holds) return { kind: 'handled', recorded: settle(attempt).then(counted) }
-  await throughConnectionLoss(() =>
-    context.sql.begin((tx) =>
-      Promise.all([
-        settleAttempts(tx, connection.id, [attempt]),
-        holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
-        spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
-      ]),
-    ),
+  await throughConnectionFaults(
+    () =>
+      context.sql.begin((tx) =>
+        Promise.all([
+          settleAttempts(tx, connection.id, [attempt]),
+          holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
+          spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
+        ]),
+      ),
+    RECORD_RETRY_MS,
   )
   counted()
   // Push-back is the provider asking the connection to slow down: its whole queue waits as long
@@ -244,25 +245,13 @@ async function sendClaimed(
   return { kind: 'handled', recorded: Promise.resolve() }
 }
 
-/** Waits between tries of recording an outcome while the database is out of reach: about two minutes in all. */
-const RECORD_RETRY_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 30_000, 30_000]
-
 /**
- * Records an attempt's outcome, trying again while the database connection is lost: the message
- * was handed to SMTP, and an outcome not recorded would have it sent again. (Should the database
- * have committed a try whose answer was lost, the retry adds a second line to its history.)
+ * Waits between tries of recording an outcome while the database connection is lost, about two
+ * minutes in all: the message was handed to SMTP, and an outcome not recorded would have it sent
+ * again. (Should the database have committed a try whose answer was lost, the retry adds a
+ * second line to its history.)
  */
-async function throughConnectionLoss<T>(record: () => Promise<T>): Promise<T> {
-  for (const waitMs of RECORD_RETRY_MS) {
-    try {
-      return await record()
-    } catch (error) {
-      if (!isDriverConnectionFault(error)) throw error
-      await sleep(waitMs)
-    }
-  }
-  return record()
-}
+const RECORD_RETRY_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 30_000, 30_000]
 
 function listUnsubscribe(url: string | null) {
   const headers = listUnsubscribeHeaders(url)
