@@ -62,6 +62,23 @@ describe('GET /v1/openapi.json', () => {
     expect(operationsOf(document.paths).size).toBe(27)
   })
 
+  it('carries an ETag, and answers 304 with no body to a client whose copy is current', async () => {
+    const first = await app.request('/openapi.json')
+    const etag = first.headers.get('etag')
+    expect(etag).toMatch(/^"[\w-]{16}"$/)
+    expect(first.headers.get('cache-control')).toBe('no-cache')
+    expect(await first.json()).toEqual(source)
+
+    const current = await app.request('/openapi.json', { headers: { 'If-None-Match': etag as string } })
+    expect(current.status).toBe(304)
+    expect(current.headers.get('etag')).toBe(etag)
+    expect(await current.text()).toBe('')
+
+    const stale = await app.request('/openapi.json', { headers: { 'If-None-Match': '"an-older-copy000"' } })
+    expect(stale.status).toBe(200)
+    expect(await stale.json()).toEqual(source)
+  })
+
   it('describes version 1.1.0 in OpenAPI 3.1', async () => {
     const document = await servedDocument()
     expect(document.info.version).toBe('1.1.0')

@@ -4,9 +4,9 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 
 /**
- * A file the app serves to browsers (a stylesheet, a script), read once when first asked for.
- * Its address carries a hash of its content, so that browsers may keep it for a year: a new
- * version has a new address.
+ * A file the app serves to browsers (a stylesheet, a script) or a document it makes once, made
+ * when first asked for. Its address carries a hash of its content, so that browsers may keep it
+ * for a year: a new version has a new address.
  */
 export interface StaticAsset {
   /** Where it is served. */
@@ -29,13 +29,21 @@ export function packageFile(name: string, file: string): string {
 }
 
 export function staticAsset(file: string, urlPath: string, contentType: string): StaticAsset {
-  let loaded: { body: Buffer; hash: string } | undefined
+  return servedBytes(() => readFileSync(file), urlPath, contentType)
+}
+
+/**
+ * Bytes the app makes once and serves unchanged for its whole life (a file, a document it
+ * renders), made when first asked for, with the same caching as a file.
+ */
+export function servedBytes(make: () => Buffer, urlPath: string, contentType: string): StaticAsset {
+  let made: { body: Buffer; hash: string } | undefined
   const load = () => {
-    if (!loaded) {
-      const body = readFileSync(file)
-      loaded = { body, hash: createHash('sha256').update(body).digest('base64url').slice(0, 16) }
+    if (!made) {
+      const body = make()
+      made = { body, hash: createHash('sha256').update(body).digest('base64url').slice(0, 16) }
     }
-    return loaded
+    return made
   }
   return {
     path: urlPath,
