@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { PassThrough } from 'node:stream'
+import { Socket } from 'node:net'
+import { Readable } from 'node:stream'
 import nodemailer, { type Transporter } from 'nodemailer'
 import { resolveSmtpHost } from './host.ts'
 import type { SentInfo } from './outcome.ts'
@@ -100,7 +101,7 @@ interface PooledMessage {
     getEnvelope(): RawMessage['envelope']
     messageId(): string
     getHeader(key: string): string | undefined
-    createReadStream(): PassThrough
+    createReadStream(): Readable
   }
 }
 
@@ -133,13 +134,42 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
       getEnvelope: () => message.envelope,
       messageId: () => message.messageId,
       getHeader: (key) => (key.toLowerCase() === 'message-id' ? message.messageId : undefined),
-      createReadStream: () => new PassThrough().end(message.raw),
+      createReadStream: () => new WholeMessage(message.raw),
     },
   }
   return new Promise((resolve, reject) => {
     pool.send(pooled, (error, info) => (error ? reject(error) : resolve(info)))
     if (pooled.callerWaits) moveAhead(pool, pooled)
   })
+}
+
+/**
+ * A message's bytes as nodemailer's session reads them: it pipes them into its data stream
+ * (which stuffs dots and adds the end-of-data line), itself piped into the socket. Piped as they
+ * came, the message and the end-of-data line were two socket writes, two TLS records, two
+ * wake-ups of the server a message; here the socket is corked while the data stream takes both,
+ * so they leave together behind the envelope (a message larger than the socket buffers still
+ * leaves in parts). The bytes are read as they are handed over, as when piped: the pool sends a
+ * message again on another session only if it was never read (`readableDidRead`). A change of
+ * nodemailer's internals shows in test/sending/send-transport.test.ts, which counts the records.
+ */
+class WholeMessage extends Readable {
+  constructor(raw: Buffer) {
+    super({ read() {} })
+    this.push(raw)
+    this.push(null)
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    const socket = (destination as { _readableState?: { pipes?: unknown[] } })._readableState?.pipes?.[0]
+    if (!(socket instanceof Socket) || options?.end === false) return super.pipe(destination, options)
+    socket.cork()
+    destination.write(this.read() as Buffer)
+    destination.end()
+    // After the data stream's end-of-data line, which it may push on a later tick.
+    setImmediate(() => socket.uncork())
+    return destination
+  }
 }
 
 /**
