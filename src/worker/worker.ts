@@ -12,6 +12,7 @@ import {
   QUEUE_TASK,
   type QueueRunPayload,
   scheduleProbe,
+  unlockJobWorkers,
   WEBHOOK_TASK,
   type WebhookRunPayload,
   workerLogger,
@@ -24,6 +25,7 @@ import { purgeExpired } from '../sending/retention.ts'
 import type { Services } from '../services.ts'
 import { DEFAULT_WEBHOOK_POLICY, deliverWebhooks, type WebhookPolicy } from '../webhooks/deliver.ts'
 import { lookAgainAfterHiddenJobs } from './look-again.ts'
+import { endWhenQuiet } from './quiet-pool.ts'
 
 export interface RunningWorker {
   /** Finishes the messages in hand, hands the rest of the queue on, closes, then resolves. */
@@ -173,7 +175,10 @@ export async function startWorker(
       stopping.abort()
       clearInterval(heartbeat)
       await Promise.all(runners.map((r) => r.stop()))
-      await Promise.all(pools.map((p) => p.end()))
+      await Promise.all(pools.map((p) => endWhenQuiet(p, RECORDING_END_MS)))
+      // None of its tasks runs now: a job still locked in its name is one whose end could not be
+      // recorded, and its queue is the next worker's at once, not once the lock looks abandoned.
+      await unlockJobWorkers(sql, [...claimant.jobWorkers])
       await unregisterProcess(sql, claimant.id)
     },
   }

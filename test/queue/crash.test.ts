@@ -102,7 +102,7 @@ describe('kill -9 during a run of 200 queued emails', () => {
 })
 
 describe('SIGTERM', () => {
-  it('drains a worker process: the message in hand is finished, the rest stays queued, the process exits', {
+  it('drains a worker process: the message in hand is finished, the rest stays queued and unlocked, the process exits', {
     timeout: 60_000,
   }, async () => {
     const s = await startSender(app, 'drain', { plan: 'pro', behaviour: { dataDelayMs: 1_500 } })
@@ -137,6 +137,15 @@ describe('SIGTERM', () => {
     }
     expect(counts.sent).toBe(s.sink.messages.length)
     expect(counts.queued).toBeGreaterThan(0)
+    // Its runs' ends are recorded before it exits (src/worker/quiet-pool.ts): no job, and no
+    // connection's queue, stays locked for the next worker to wait out.
+    expect(
+      await app.services.sql`
+        select 'job' as what, id::text, locked_by from graphile_worker._private_jobs where locked_by is not null
+        union all
+        select 'queue', queue_name, locked_by from graphile_worker._private_job_queues where locked_by is not null`,
+      'nothing left locked',
+    ).toEqual([])
   })
 })
 
