@@ -164,7 +164,8 @@ class WholeMessage extends Readable {
     const socket = (destination as { _readableState?: { pipes?: unknown[] } })._readableState?.pipes?.[0]
     if (!(socket instanceof Socket) || options?.end === false) return super.pipe(destination, options)
     socket.cork()
-    destination.write(this.read() as Buffer)
+    const bytes: Buffer | null = this.read()
+    if (bytes) destination.write(bytes)
     destination.end()
     // After the data stream's end-of-data line, which it may push on a later tick.
     setImmediate(() => socket.uncork())
