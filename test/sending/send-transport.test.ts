@@ -4,6 +4,7 @@ import { promisify } from 'node:util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { updateConnection } from '../../src/connections/connections.ts'
 import { type SeededAccount, seedAccount, TEST_SECRET, useTestApp } from '../support/app.ts'
+import { decodeMessage } from '../support/batches.ts'
 import { waitFor } from '../support/queue.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
 
@@ -85,13 +86,6 @@ async function recordCountingProxy(target: SmtpSink) {
   }
 }
 
-/** A quoted-printable body's text (ASCII: each `=XX` one byte). */
-function fromQuotedPrintable(encoded: string): string {
-  return encoded
-    .replace(/=\r\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-}
-
 type Proxy = Awaited<ReturnType<typeof recordCountingProxy>>
 
 describe('a message goes to its session whole', () => {
@@ -150,8 +144,7 @@ describe('a message goes to its session whole', () => {
       const messages = await tls.waitForMessages(2)
       for (const message of messages) {
         expect(message.headers.get('content-transfer-encoding')).toBe('quoted-printable')
-        const body = message.raw.slice(message.raw.search(/\r\n\r\n/) + 4)
-        expect(fromQuotedPrintable(body).trimEnd()).toBe(lines.join('\r\n'))
+        expect(decodeMessage(message.raw).text?.trimEnd()).toBe(lines.join('\r\n'))
       }
     }))
 
