@@ -190,4 +190,12 @@ describe('an account owner, in a browser', () => {
     expect(leftForAnotherHost).toEqual([])
     expect(requested.some((url) => url.includes('/reference/scalar.js'))).toBe(true)
   })
+
+  it('names the webhook endpoints apart from the webhook events in /reference’s sidebar', async () => {
+    await go('/reference')
+    const sidebar = page.getByRole('navigation')
+    await sidebar.getByText('Email', { exact: true }).waitFor({ timeout: 30_000 })
+    expect(await sidebar.getByText('Webhook endpoints', { exact: true }).count()).toBe(1)
+    expect(await sidebar.getByText('Webhooks', { exact: true }).count()).toBe(1)
+  })
 })
