@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
+import { decodeMessage } from '../support/batches.ts'
 import { humanText, validationBody } from '../support/matchers.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
@@ -56,68 +57,6 @@ function uniqueSubject(label: string) {
   return `${label} #${++subjectSeq}`
 }
 
-interface MimePart {
-  contentType: string
-  body: string
-}
-
-/** The leaf parts of a MIME message with their decoded bodies (quoted-printable, base64, 7bit). */
-function mimeParts(raw: string): MimePart[] {
-  const split = raw.search(/\r?\n\r?\n/)
-  const head = raw.slice(0, split)
-  const body = raw.slice(split).replace(/^\r?\n\r?\n/, '')
-  const headers = new Map<string, string>()
-  for (const line of head.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
-    const colon = line.indexOf(':')
-    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim())
-  }
-  const contentType = headers.get('content-type') ?? 'text/plain'
-  const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1]
-  if (/^multipart\//i.test(contentType) && boundary) {
-    const sections = body.split(`--${boundary}`).slice(1)
-    return sections
-      .filter((section) => !section.startsWith('--'))
-      .flatMap((section) => mimeParts(section.replace(/^\r?\n/, '')))
-  }
-  const encoding = (headers.get('content-transfer-encoding') ?? '7bit').toLowerCase()
-  let decoded = body.replace(/\r?\n$/, '')
-  if (encoding === 'quoted-printable') {
-    decoded = Buffer.from(
-      decoded
-        .replace(/=\r?\n/g, '')
-        .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
-      'latin1',
-    ).toString('utf8')
-  } else if (encoding === 'base64') {
-    decoded = Buffer.from(decoded.replace(/\s+/g, ''), 'base64').toString('utf8')
-  }
-  return [{ contentType: contentType.split(';')[0]?.trim().toLowerCase() ?? '', body: decoded.trimEnd() }]
-}
-
-/** Decodes RFC 2047 encoded-words (whitespace between adjacent ones is dropped). */
-function decodeHeader(value: string): string {
-  return value
-    .replace(/(\?=)\s+(=\?)/g, '$1$2')
-    .replace(/=\?([^?]+)\?([bBqQ])\?([^?]*)\?=/g, (_, charset: string, kind: string, text: string) => {
-      const bytes =
-        kind.toUpperCase() === 'B'
-          ? Buffer.from(text, 'base64')
-          : Buffer.from(
-              text
-                .replace(/_/g, ' ')
-                .replace(/=([0-9A-F]{2})/gi, (_m, hex: string) =>
-                  String.fromCharCode(Number.parseInt(hex, 16)),
-                ),
-              'latin1',
-            )
-      return new TextDecoder(charset).decode(bytes)
-    })
-}
-
-function partOf(message: ReceivedMessage, type: 'text/plain' | 'text/html'): string | undefined {
-  return mimeParts(message.raw).find((part) => part.contentType === type)?.body
-}
-
 async function outboxRow(id: number) {
   const [row] = await app.services.sql<
     {
@@ -172,8 +111,8 @@ describe('POST /send: success', () => {
     expect(addressesIn(received.headers.get('to'))).toEqual(['ada@example.com'])
     expect(addressesIn(received.headers.get('cc'))).toEqual(['grace@example.com'])
     expect(received.headers.get('subject')).toBe(subject)
-    expect(partOf(received, 'text/plain')).toBe('Plain words for Ada')
-    expect(partOf(received, 'text/html')).toBe('<p>Rich <b>words</b> for Ada</p>')
+    expect(decodeMessage(received.raw).text).toBe('Plain words for Ada')
+    expect(decodeMessage(received.raw).html).toBe('<p>Rich <b>words</b> for Ada</p>')
   })
 
   it('accepts only text_body (no html part is sent)', async () => {
@@ -182,8 +121,8 @@ describe('POST /send: success', () => {
       subject: uniqueSubject('Text only'),
       text_body: 'Only text here',
     })
-    expect(partOf(received, 'text/plain')).toBe('Only text here')
-    expect(partOf(received, 'text/html')).toBeUndefined()
+    expect(decodeMessage(received.raw).text).toBe('Only text here')
+    expect(decodeMessage(received.raw).html).toBeUndefined()
   })
 
   it('accepts only html_body', async () => {
@@ -192,14 +131,14 @@ describe('POST /send: success', () => {
       subject: uniqueSubject('Html only'),
       html_body: '<p>Only html here</p>',
     })
-    expect(partOf(received, 'text/html')).toBe('<p>Only html here</p>')
+    expect(decodeMessage(received.raw).html).toBe('<p>Only html here</p>')
   })
 
   it('delivers a non-ASCII subject and body intact', async () => {
     const subject = 'Grüße aus Zürich ✓ — naïve café'
     const { received } = await deliver({ to: 'ada@example.com', subject, text_body: 'Schöne Grüße ✓' })
-    expect(decodeHeader(received.headers.get('subject') ?? '')).toBe(subject)
-    expect(partOf(received, 'text/plain')).toBe('Schöne Grüße ✓')
+    expect(decodeMessage(received.raw).subject).toBe(subject)
+    expect(decodeMessage(received.raw).text).toBe('Schöne Grüße ✓')
   })
 
   it('sends placeholders such as {{name}} literally in subject and bodies', async () => {
@@ -210,8 +149,8 @@ describe('POST /send: success', () => {
       html_body: '<p>Dear {{name}}</p>',
     })
     expect(received.headers.get('subject')).toBe('Hello {{name}}')
-    expect(partOf(received, 'text/plain')).toBe('Dear {{name}}, your code is {{ code }}')
-    expect(partOf(received, 'text/html')).toBe('<p>Dear {{name}}</p>')
+    expect(decodeMessage(received.raw).text).toBe('Dear {{name}}, your code is {{ code }}')
+    expect(decodeMessage(received.raw).html).toBe('<p>Dear {{name}}</p>')
   })
 })
 

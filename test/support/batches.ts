@@ -338,7 +338,8 @@ function parts(raw: string): Part[] {
 export function decodeMessage(raw: string): DecodedMessage {
   const { head } = splitHead(raw)
   const fields = headerFields(head)
-  const all = parts(raw)
+  // The line break before SMTP's end-of-data dot ends the message, not its last part's body.
+  const all = parts(raw.replace(/\r?\n$/, ''))
   const subject = fields.find(([name]) => name === 'subject')?.[1] ?? ''
   return {
     headerNames: fields.map(([name]) => name),
