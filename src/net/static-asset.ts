@@ -5,8 +5,9 @@ import path from 'node:path'
 
 /**
  * A file the app serves to browsers (a stylesheet, a script) or a document it makes once, made
- * when first asked for. Its address carries a hash of its content, so that browsers may keep it
- * for a year: a new version has a new address.
+ * when first asked for. Pages link it by an address that carries a hash of its content (`href`),
+ * so that browsers may keep it for a year: a new version has a new address. Asked for at its
+ * plain path (`/v1/openapi.json`), it is revalidated by its ETag each time.
  */
 export interface StaticAsset {
   /** Where it is served. */
