@@ -129,9 +129,16 @@ it('takes the screenshots', async () => {
     await page.setViewportSize({ width, height })
     for (const [name, path] of shots) {
       await go(path)
-      // The email's HTML renders in its frame after the page itself.
-      if (name === 'outbox-detail') await page.frameLocator('iframe.html-preview').locator('h1').waitFor()
+      if (name === 'outbox-detail') {
+        // The email's HTML renders in its frame after the page itself, and headless Chromium
+        // paints a sandboxed frame (a process of its own) only inside the viewport: a full-page
+        // shot left it blank below the fold. The viewport takes the whole page for this one.
+        const whole = await page.evaluate(() => document.documentElement.scrollHeight)
+        await page.setViewportSize({ width, height: whole })
+        await page.frameLocator('iframe.html-preview').locator('h1').waitFor()
+      }
       await page.screenshot({ path: `${OUT}/${name}-${suffix}.png`, fullPage: true })
+      await page.setViewportSize({ width, height })
     }
   }
   const signedOut = await browser.context.browser()?.newContext()
