@@ -169,17 +169,19 @@ describe('an account owner, in a browser', () => {
     expect(members).toContain('name=Ann, attr_1=VIP')
   })
 
-  it('shows a message’s HTML in a sandboxed frame where its script runs nothing', async () => {
+  it('shows a message’s HTML, inline styles and all, in a sandboxed frame where its script runs nothing', async () => {
     const [row] = await app.services.sql<{ id: number }[]>`
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, subject, message_id,
                           text_body, html_body)
       select a.id, null, 'failed', 'sender@example.com', '{eve@example.com}', 'Hostile', '<x@example.com>',
-             'plain text', ${'<p id="p">Hi</p><script>parent.document.title="owned";document.getElementById("p").textContent="ran"</script><img src="https://tracker.example/pixel.gif" onerror="parent.document.title=\'owned\'">'}
+             'plain text', ${'<p id="p" style="color:#00aa55">Hi</p><script>parent.document.title="owned";document.getElementById("p").textContent="ran"</script><img src="https://tracker.example/pixel.gif" onerror="parent.document.title=\'owned\'">'}
       from accounts a where lower(a.email) = lower(${email})
       returning id`
     await go(`/dashboard/outbox/${row?.id}`)
     const frame = page.frameLocator('iframe.html-preview')
     expect(await frame.locator('#p').textContent()).toBe('Hi')
+    // Emails are styled inline: the policy the frame inherits must let those styles apply.
+    expect(await frame.locator('#p').evaluate((p) => getComputedStyle(p).color)).toBe('rgb(0, 170, 85)')
     expect(await page.title()).not.toContain('owned')
     expect(await page.locator('iframe.html-preview').getAttribute('sandbox')).toBe('')
   })
