@@ -11,6 +11,7 @@ import {
   Keywords,
   key,
   literal,
+  MAILBOX_SOURCE,
   numeric,
   schemaConst,
   schemaRefName,
@@ -59,7 +60,12 @@ export function jsonDepth(value: unknown): number {
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
 export function routesSource(doc: JsonObject): string {
-  const parts = ["import { createRoute, z } from '@hono/zod-openapi'", UNION_MESSAGE, JSON_BOUNDS]
+  const parts = [
+    "import { createRoute, z } from '@hono/zod-openapi'",
+    UNION_MESSAGE,
+    JSON_BOUNDS,
+    MAILBOX_SOURCE,
+  ]
   parts.push(...componentSchemas(doc))
   const operations: { operationId: string; method: string; path: string }[] = []
   const paths = doc.paths ?? {}

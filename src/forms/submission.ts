@@ -1,4 +1,3 @@
-import { z } from 'zod'
 import { selectConnection } from '../connections/selection.ts'
 import { countSubmission as countFormSubmission, formByPublicId, type PublicFormRow } from '../db/forms.ts'
 import { enqueueMessages } from '../db/outbox.ts'
@@ -6,6 +5,7 @@ import type { Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { recordEvent } from '../db/webhooks.ts'
 import { AppError, invalidInput } from '../errors.ts'
+import { EmailAddressSchema } from '../generated/routes.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { countSubmission, FORM_SUBMISSIONS_PER_HOUR } from '../signups/submission-limit.ts'
 import { escapeHtml } from '../templates/placeholders.ts'
@@ -15,8 +15,6 @@ export const HONEYPOT_FIELD = '_mailroom_website'
 /** At most this many fields in a submission (the honeypot included). */
 export const MAX_FIELDS = 50
 const MAX_FIELD_NAME = 200
-
-const address = z.email()
 
 /** The form at a public ID, whatever its account's plan (forms are on every plan). */
 export async function publicForm(sql: Sql, publicId: string): Promise<PublicFormRow> {
@@ -76,7 +74,7 @@ export async function submitForm(
   await countSubmission(sql, `form:${form.id}`, submission.client, FORM_SUBMISSIONS_PER_HOUR)
   const shown = fields.filter(([name]) => name !== HONEYPOT_FIELD)
   const email = shown.find(([name]) => name === 'email')?.[1].trim()
-  const replyTo = email !== undefined && address.safeParse(email).success ? email : undefined
+  const replyTo = email !== undefined && EmailAddressSchema.safeParse(email).success ? email : undefined
   // Always the form's own connection, to its own address: no field can name another recipient.
   const connection = await selectConnection(
     sql,

@@ -31,6 +31,10 @@ export function jsonDepth(value: unknown): number {
   return deepest
 }
 
+/** RFC 5321's Mailbox: a Dot-string local part at a domain of dotted DNS labels. */
+const MAILBOX =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z]{2,}$/
+
 export const TimestampSchema = z
   .string()
   .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
@@ -49,12 +53,12 @@ export const SuccessMessageSchema = z
   .openapi('SuccessMessage')
 
 export const EmailAddressSchema = z
-  .email()
+  .email({ pattern: MAILBOX })
   .max(254)
   .regex(new RegExp('^(?![^@]{65})'))
   .openapi({
     description:
-      'An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321; the pattern says "not 65 characters before the first `@`"). A longer one answers the validation body like any other invalid address.',
+      'An email address (RFC 5321): a local part of ASCII letters, digits and ``!#$%&\'*+-/=?^_`{|}~``, with single dots between them, then `@` and a domain of dotted labels ending in letters; quoted local parts and address literals are refused. At most 254 characters, the local part (before `@`) at most 64 (the pattern says "not 65 characters before the first `@`"). Any other answers the validation body.',
     example: 'ada@example.com',
   })
   .openapi('EmailAddress')
@@ -127,7 +131,7 @@ export const EmailRequestSchema = z
 
 export const RefusedRecipientSchema = z
   .object({
-    email: z.email().openapi({ example: 'gone@acme.example' }),
+    email: z.email({ pattern: MAILBOX }).openapi({ example: 'gone@acme.example' }),
     reply: z
       .string()
       .openapi({
@@ -160,7 +164,10 @@ export const SendResponseSchema = z
     outboxId: z
       .int()
       .openapi({ description: 'ID of the send in the email outbox (`GET /emails/{id}`).', example: 1337 }),
-    from: z.email().optional().openapi({ description: 'Sending address.', example: 'billing@acme.example' }),
+    from: z
+      .email({ pattern: MAILBOX })
+      .optional()
+      .openapi({ description: 'Sending address.', example: 'billing@acme.example' }),
     message: z
       .string()
       .openapi({
@@ -196,7 +203,9 @@ export const EnqueueResponseSchema = z
         description: 'ID in the email outbox; follow the email with `GET /emails/{id}`.',
         example: 1339,
       }),
-    from: z.email().openapi({ description: 'Sending address.', example: 'news@acme.example' }),
+    from: z
+      .email({ pattern: MAILBOX })
+      .openapi({ description: 'Sending address.', example: 'news@acme.example' }),
     queuedAt: z.iso
       .datetime({ offset: true })
       .openapi({
@@ -634,7 +643,7 @@ export const AudienceMemberSchema = z
   .object({
     id: z.int().openapi({ example: 501 }),
     audience_id: z.int().openapi({ example: 7 }),
-    email: z.email().openapi({ example: 'ada@example.com' }),
+    email: z.email({ pattern: MAILBOX }).openapi({ example: 'ada@example.com' }),
     payload: z
       .record(z.string(), z.unknown())
       .nullable()

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { z } from 'zod'
 import { requireFeature } from '../accounts/features.ts'
 import { selectConnection } from '../connections/selection.ts'
 import { selectAccount } from '../db/accounts.ts'
@@ -24,6 +23,7 @@ import type { Db, Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { recordMemberAdded } from '../db/webhooks.ts'
 import { AppError, invalidInput } from '../errors.ts'
+import { EmailAddressSchema } from '../generated/routes.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { countSubmission, SIGNUPS_PER_HOUR } from './submission-limit.ts'
 
@@ -55,7 +55,6 @@ const MAX_TITLE = 200
 const MAX_DESCRIPTION = 2000
 /** How long a double opt-in link works. */
 export const CONFIRMATION_DAYS = 7
-const address = z.email()
 
 export function signupPageUrl(publicUrl: string, slug: string): string {
   return `${publicUrl}/signup/${slug}`
@@ -181,7 +180,7 @@ export async function subscribe(sql: Sql, publicUrl: string, request: Subscripti
   const page = await publicSignupPage(sql, request.slug)
   if (request.honeypot) return
   const email = request.email.trim()
-  if (!address.safeParse(email).success || email.length > 254 || email.indexOf('@') > 64) {
+  if (!EmailAddressSchema.safeParse(email).success) {
     throw invalidInput([{ path: ['email'], message: 'Enter a valid email address', code: 'invalid_format' }])
   }
   await countSubmission(sql, `signup:${page.slug}`, request.client, SIGNUPS_PER_HOUR)

@@ -137,6 +137,16 @@ describe('subscribing', () => {
     expect(list).toHaveLength(2)
   })
 
+  it('takes every address the API takes: a 64-character local part, `=` and `/`', async () => {
+    const s = await startSender(app, 'atext', { plan: 'pro' })
+    const audienceId = await pageFor(s, 'atext-page')
+    const addresses = [`${'a'.repeat(64)}@example.com`, 'a=b/c@example.com']
+    for (const email of addresses) {
+      expect((await post('/signup/atext-page', { email }, { json: true })).status).toBe(200)
+    }
+    expect((await members(s.accountId, audienceId)).map((m) => m.email)).toEqual(addresses)
+  })
+
   it('refuses an invalid address with a clear 400, as a page and as JSON', async () => {
     const s = await startSender(app, 'bad', { plan: 'pro' })
     const audienceId = await pageFor(s, 'bad-page')
@@ -145,6 +155,7 @@ describe('subscribing', () => {
       'not-an-address',
       `${'a'.repeat(65)}@example.com`,
       'a@example.com\r\nBcc: x@example.com',
+      'a..b@example.com',
     ]) {
       const json = await post('/signup/bad-page', { email }, { json: true })
       expect(json.status).toBe(400)

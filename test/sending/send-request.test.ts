@@ -328,6 +328,36 @@ describe('POST /send: validation body', () => {
   })
 })
 
+describe('POST /send: addresses are RFC 5321 mailboxes', () => {
+  // Every atext character of a Dot-string local part, `=` among them (VERP and SRS bounce addresses).
+  it.each([
+    'a=b@example.com',
+    'bounces+srs=x=example.org@example.com',
+    'first/last@example.com',
+    "!#$%&'*+-/=?^_`{|}~@example.com",
+    'a.b.c@sub.example.com',
+  ])('delivers to %s as written', async (address) => {
+    const { received } = await deliver({ to: [address], subject: uniqueSubject('atext'), text_body: 'Body' })
+    expect(received.envelope.to).toEqual([address])
+    expect(received.headers.get('to')).toContain(address)
+  })
+
+  it.each([
+    ['a leading dot', '.ada@example.com'],
+    ['a trailing dot', 'ada.@example.com'],
+    ['two dots in a row', 'ada..lovelace@example.com'],
+    ['a quoted local part', '"ada"@example.com'],
+    ['a space', 'ada lovelace@example.com'],
+    ['a domain without a dot', 'ada@localhost'],
+    ['an address literal', 'ada@[127.0.0.1]'],
+    ['a non-ASCII local part', 'adá@example.com'],
+  ])('refuses %s with 400', async (_label, address) => {
+    const { status, json } = await refused({ to: [address], subject: 'Hi', text_body: 'Body' })
+    expect(status).toBe(400)
+    expect(json).toEqual(validationBody([{ path: ['to', 0], code: 'invalid_format' }]))
+  })
+})
+
 describe('POST /send: CR and LF never inject headers', () => {
   it.each([
     ['CRLF + Bcc', 'Hi\r\nBcc: evil@example.com'],

@@ -839,7 +839,7 @@ export interface components {
     }
     /**
      * Format: email
-     * @description An email address: at most 254 characters, its local part (before `@`) at most 64 (RFC 5321; the pattern says "not 65 characters before the first `@`"). A longer one answers the validation body like any other invalid address.
+     * @description An email address (RFC 5321): a local part of ASCII letters, digits and ``!#$%&'*+-/=?^_`{|}~``, with single dots between them, then `@` and a domain of dotted labels ending in letters; quoted local parts and address literals are refused. At most 254 characters, the local part (before `@`) at most 64 (the pattern says "not 65 characters before the first `@`"). Any other answers the validation body.
      * @example ada@example.com
      */
     EmailAddress: string
