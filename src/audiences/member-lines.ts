@@ -28,6 +28,8 @@ function shown(text: string): string {
 
 /** The member as the API would take it, or why not. */
 function checked(email: string, payload: Payload): MemberInput | string {
+  // The API refuses the key too (a parsed payload would lose it): see `protoKeyPath`.
+  if (payload && Object.hasOwn(payload, '__proto__')) return 'a value cannot be named __proto__'
   const member = payload === null ? { email } : { email, payload }
   const result = AudienceMemberInputSchema.safeParse(member)
   if (!result.success) {
@@ -41,13 +43,18 @@ function checked(email: string, payload: Payload): MemberInput | string {
   return member
 }
 
+/** Values by key, without a prototype: a key `__proto__` is kept as one, for `checked` to refuse. */
+function keyedValues(): Record<string, string> {
+  return Object.create(null)
+}
+
 /**
  * Comma-separated parts as values: `key=value`, or a bare value stored as `attr_1`, `attr_2`,
  * ... in order. Spaces around parts, keys and values are trimmed; empty parts are skipped.
  * Null when there is no value at all.
  */
 function valuesOf(parts: string[]): Record<string, string> | null {
-  const values: Record<string, string> = {}
+  const values = keyedValues()
   let bare = 0
   for (const raw of parts) {
     const part = raw.trim()
@@ -126,7 +133,7 @@ export function readMemberCsv(file: Uint8Array): ReadMembers {
   const members: MemberInput[] = []
   const problems: LineProblem[] = []
   for (const { record, info } of body) {
-    const values: Record<string, string> = {}
+    const values = keyedValues()
     for (const [column, value] of record.entries()) {
       const key = names[column]
       if (column !== emailColumn && key && value !== '') values[key] = value

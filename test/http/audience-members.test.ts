@@ -171,6 +171,35 @@ describe('POST /audiences/{id}/members', () => {
     expect(members.map((member) => member.payload)).toEqual([nested, {}, null])
   })
 
+  it('refuses a payload key named __proto__, as written or escaped, anywhere: never drops it', async () => {
+    const { owner, audienceId } = await ownerWithAudience()
+    const proto = (spelled: string, payload: string) =>
+      app.request(`/audiences/${audienceId}/members`, {
+        key: owner.key,
+        body: `{"members":[{"email":"ok@example.com"},{"email":"p@example.com","payload":${payload.replace('KEY', spelled)}}]}`,
+      })
+    for (const [payload, path] of [
+      ['{KEY:"v"}', ['members', 1, 'payload', '__proto__']],
+      ['{"plan":{"tags":[{KEY:{"admin":true}}]}}', ['members', 1, 'payload', 'plan', 'tags', 0, '__proto__']],
+    ] as const) {
+      for (const spelled of ['"__proto__"', '"\\u005f_proto__"']) {
+        const response = await proto(spelled, payload)
+        expect(await statusAndBody(response)).toEqual({
+          status: 400,
+          body: validationBody([{ path: [...path], code: 'custom' }]),
+        })
+      }
+    }
+    expect(await storedMemberCount(audienceId)).toBe(0)
+    // Other keys that name Object.prototype's members are kept as they are.
+    const kept = { constructor: 'c', toString: 't', hasOwnProperty: 'h', proto: 'p' }
+    await expectAdded(owner, audienceId, [{ email: 'p@example.com', payload: kept }], {
+      inserted: 1,
+      duplicates: 0,
+    })
+    expect((await allMembers(owner, audienceId))[0]?.payload).toEqual(kept)
+  })
+
   it('accepts 10000 members in one request', async () => {
     const { owner, audienceId } = await ownerWithAudience()
     await expectAdded(owner, audienceId, addresses(10_000), { inserted: 10_000, duplicates: 0 })
