@@ -67,7 +67,8 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
     const row = await insertBatch(tx, {
       accountId: caller.accountId,
       connectionId: connection.id,
-      name: body.name ?? null,
+      // An empty name is none: the batch, and the temporary audience named after it, take the default.
+      name: body.name || null,
       totalCount: body.emails?.length ?? 0,
     })
     if (body.emails) {

@@ -438,7 +438,8 @@ export const BatchRequestSchema = z
       .max(255)
       .optional()
       .openapi({
-        description: 'Shown in the dashboard, at most 255 characters. Default `Batch Send <timestamp>`.',
+        description:
+          'Shown in the dashboard, at most 255 characters. Left out or empty: `Batch Send <timestamp>`.',
         example: 'January newsletter',
       }),
     from: EmailAddressSchema.optional(),

@@ -400,6 +400,16 @@ describe('POST /send/batch: name and temporary audience', () => {
     expect((await batchOf(app, pro.key, named)).name).toBe('Spring sale')
   })
 
+  it('an empty name is none: the batch and its temporary audience take the default name', async () => {
+    const id = await createdBatch(app, pro.key, { name: '', template: inline, recipients: ['e@example.com'] })
+    const { name } = await batchOf(app, pro.key, id)
+    expect(name).toMatch(/^Batch Send \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
+    const audience = await answerOf(
+      await app.request(`/audiences/${await temporaryAudienceOf(app, id)}`, { key: pro.key }),
+    )
+    expect(audience.body.audience.name).toBe(name)
+  })
+
   it('recipients become a temporary audience of the unique addresses: temporary 1, not listed, readable by id', async () => {
     const owner = await startSender(app, 'batchtemp', { plan: 'pro' })
     const lasting = await audienceWith(app, owner.key, [{ email: 'keep@example.com' }], 'Lasting')

@@ -1193,7 +1193,7 @@ export interface components {
      */
     BatchRequest: {
       /**
-       * @description Shown in the dashboard, at most 255 characters. Default `Batch Send <timestamp>`.
+       * @description Shown in the dashboard, at most 255 characters. Left out or empty: `Batch Send <timestamp>`.
        * @example January newsletter
        */
       name?: string
