@@ -253,8 +253,9 @@ function parameters(doc: JsonObject, ...lists: { list: Json; pointer: string }[]
  * A path or query parameter arrives as a string. Integers must consist of digits (an empty or
  * non-numeric string fails instead of becoming 0 as with z.coerce.number()) and are then checked
  * as numbers; the original schema is kept as OpenAPI metadata so the served document shows it.
- * A path ID is digits only (the HTTP layer answers INVALID_ID to any failure); a query integer
- * may carry a sign so that out-of-range values get the number check's message. `param` holds the
+ * A path ID is digits only (the HTTP layer answers INVALID_ID to any failure) and takes no other
+ * keyword; a query integer may carry a sign so that out-of-range values get the number check's
+ * message. `param` holds the
  * parameter's own description/example, passed on as metadata.
  */
 function parameterZod(
@@ -269,8 +270,13 @@ function parameterZod(
   const type = k.schema.type
   if (type === 'integer') {
     k.get('type')
-    const digits = location === 'path' ? '/^[0-9]+$/' : '/^-?[0-9]+$/'
-    let expr = `z.string().regex(${digits}).transform(Number).pipe(${numeric(k, 'integer')})`
+    // Digits are an integer, however many: a path ID past Number's exact range (or Infinity, for
+    // hundreds of digits) is one no row has, 404 where it is looked up (`isStorableId`), not a
+    // malformed one (INVALID_ID), so no number check follows.
+    let expr =
+      location === 'path'
+        ? 'z.string().regex(/^[0-9]+$/).transform(Number)'
+        : `z.string().regex(/^-?[0-9]+$/).transform(Number).pipe(${numeric(k, 'integer')})`
     if (k.has('default')) {
       const value = k.get('default')
       if (!Number.isInteger(value)) fail(k.at('default'), 'expected an integer')

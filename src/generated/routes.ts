@@ -1503,7 +1503,6 @@ export const getEmailRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {
@@ -1619,7 +1618,6 @@ export const getBatchRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Batch ID. A non-numeric value gives `400 INVALID_ID`.', example: 42 },
@@ -1668,7 +1666,6 @@ export const deleteBatchRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Batch ID. A non-numeric value gives `400 INVALID_ID`.', example: 42 },
@@ -1800,7 +1797,6 @@ export const getAudienceRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Audience ID. A non-numeric value gives `400 INVALID_ID`.', example: 7 },
@@ -1859,7 +1855,6 @@ export const updateAudienceRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Audience ID. A non-numeric value gives `400 INVALID_ID`.', example: 7 },
@@ -1929,7 +1924,6 @@ export const deleteAudienceRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Audience ID. A non-numeric value gives `400 INVALID_ID`.', example: 7 },
@@ -1988,7 +1982,6 @@ export const listAudienceMembersRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Audience ID. A non-numeric value gives `400 INVALID_ID`.', example: 7 },
@@ -2087,7 +2080,6 @@ export const addAudienceMembersRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Audience ID. A non-numeric value gives `400 INVALID_ID`.', example: 7 },
@@ -2157,7 +2149,6 @@ export const deleteAudienceMemberRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Audience ID. A non-numeric value gives `400 INVALID_ID`.', example: 7 },
@@ -2166,7 +2157,6 @@ export const deleteAudienceMemberRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {
@@ -2300,7 +2290,6 @@ export const getTemplateRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Template ID. A non-numeric value gives `400 INVALID_ID`.', example: 12 },
@@ -2352,7 +2341,6 @@ export const updateTemplateRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Template ID. A non-numeric value gives `400 INVALID_ID`.', example: 12 },
@@ -2415,7 +2403,6 @@ export const deleteTemplateRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: { description: 'Template ID. A non-numeric value gives `400 INVALID_ID`.', example: 12 },
@@ -2541,7 +2528,6 @@ export const getWebhookRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {
@@ -2589,7 +2575,6 @@ export const updateWebhookRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {
@@ -2651,7 +2636,6 @@ export const deleteWebhookRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {
@@ -2702,7 +2686,6 @@ export const rotateWebhookSecretRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {
@@ -2753,7 +2736,6 @@ export const listWebhookDeliveriesRoute = createRoute({
         .string()
         .regex(/^[0-9]+$/)
         .transform(Number)
-        .pipe(z.int())
         .openapi({
           type: 'integer',
           param: {

@@ -362,7 +362,7 @@ describe('DELETE /audiences/{id}/members/{memberId}', () => {
     expect(await allMembers(owner, otherId)).toEqual([member])
   })
 
-  it.each([2147483647, 2147483648, 99999999999])(
+  it.each([2147483647, 2147483648, 99999999999, '99999999999999999999'])(
     'member ID %s answers 404 {error: "Member not found"}',
     async (memberId) => {
       const { owner, audienceId } = await ownerWithAudience()

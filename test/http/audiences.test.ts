@@ -435,7 +435,7 @@ describe('audience IDs', () => {
       const owner = await pro()
       const created = await createOk(owner)
       await remove(owner, created.id)
-      for (const id of [created.id, 2147483647, 2147483648, 99999999999]) {
+      for (const id of [created.id, 2147483647, 2147483648, 99999999999, '99999999999999999999']) {
         expect(await statusAndBody(await requests[method](owner, id)), `id ${id}`).toEqual(NOT_FOUND)
       }
     },

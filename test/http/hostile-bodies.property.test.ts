@@ -169,7 +169,17 @@ function mutated(schema: Schema): fc.Arbitrary<Mutation> {
 
 const hostileId = fc.oneof(
   fc.constant('{real}'),
-  fc.constantFrom('abc', '-1', '0', '1.5', '99999999999999999999', '%00', '2147483648', '%F0%9F%98%80'),
+  fc.constantFrom(
+    'abc',
+    '-1',
+    '0',
+    '1.5',
+    '99999999999999999999',
+    '9'.repeat(400),
+    '%00',
+    '2147483648',
+    '%F0%9F%98%80',
+  ),
 )
 const query = fc.oneof(
   fc.constant(''),

@@ -270,7 +270,7 @@ describe('unknown template IDs', () => {
       const owner = await seedAccount(app)
       const created = await createOk(owner)
       await app.request(`/templates/${created.id}`, { method: 'DELETE', key: owner.key })
-      for (const id of [created.id, 2147483647, 99999999999]) {
+      for (const id of [created.id, 2147483647, 99999999999, '9007199254740993']) {
         const response = await app.request(`/templates/${id}`, {
           method,
           key: owner.key,
