@@ -216,11 +216,13 @@ describe('JSON nesting (finding 3)', () => {
     expect(answer.status).toBe(200)
   })
 
-  it('still answers INVALID_JSON for malformed JSON', async () => {
-    expect(await reply('/send', '{"to": [', free.key)).toMatchObject({
-      status: 400,
-      body: { code: 'INVALID_JSON' },
-    })
+  it('still answers INVALID_JSON for malformed JSON, an empty body among it', async () => {
+    for (const text of ['{"to": [', '', ' ']) {
+      expect(await reply('/send', text, free.key)).toMatchObject({
+        status: 400,
+        body: { code: 'INVALID_JSON' },
+      })
+    }
   })
 })
 

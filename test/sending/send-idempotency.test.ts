@@ -366,12 +366,15 @@ describe('provider push-back leaves the key reusable', () => {
   })
 })
 
-describe('without the header', () => {
-  it('sends two messages for two identical requests', async () => {
+describe('without the header, or with an empty one', () => {
+  it.each([
+    ['no header', undefined],
+    ['an empty header', ''],
+  ])('sends two messages for two identical requests (%s)', async (_label, idempotencyKey) => {
     const s = await sender()
     const body = email()
-    const first = await send(s.key, body)
-    const second = await send(s.key, body)
+    const first = await send(s.key, body, idempotencyKey)
+    const second = await send(s.key, body, idempotencyKey)
     expect(first.body).toEqual(fresh(s.from))
     expect(second.body).toEqual(fresh(s.from))
     expect(second.body.outboxId).not.toBe(first.body.outboxId)

@@ -2143,7 +2143,7 @@ export interface components {
      *     2. Same key, first request failed: `200` with `success: false` and `replayed: true`;
      *        use a new key to try again.
      *     3. Same key, first request still in progress: `400 IDEMPOTENCY_KEY_IN_FLIGHT`.
-     *     4. Without the header no replay protection applies.
+     *     4. Without the header, or with an empty one, no replay protection applies.
      *
      *     The key is recorded only when the request reaches the SMTP attempt: a request refused
      *     earlier (validation, 403, 429) leaves it unused, so "429: wait and retry" works with
@@ -2234,7 +2234,7 @@ export interface operations {
          *     2. Same key, first request failed: `200` with `success: false` and `replayed: true`;
          *        use a new key to try again.
          *     3. Same key, first request still in progress: `400 IDEMPOTENCY_KEY_IN_FLIGHT`.
-         *     4. Without the header no replay protection applies.
+         *     4. Without the header, or with an empty one, no replay protection applies.
          *
          *     The key is recorded only when the request reaches the SMTP attempt: a request refused
          *     earlier (validation, 403, 429) leaves it unused, so "429: wait and retry" works with
