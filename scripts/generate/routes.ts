@@ -255,8 +255,7 @@ function parameters(doc: JsonObject, ...lists: { list: Json; pointer: string }[]
  * as numbers; the original schema is kept as OpenAPI metadata so the served document shows it.
  * A path ID is digits only (the HTTP layer answers INVALID_ID to any failure) and takes no other
  * keyword; a query integer may carry a sign so that out-of-range values get the number check's
- * message. `param` holds the
- * parameter's own description/example, passed on as metadata.
+ * message. `param` holds the parameter's own description/example, passed on as metadata.
  */
 function parameterZod(
   schema: Json,

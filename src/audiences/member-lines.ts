@@ -28,7 +28,7 @@ function shown(text: string): string {
 
 /** The member as the API would take it, or why not. */
 function checked(email: string, payload: Payload): MemberInput | string {
-  // The API refuses the key too (a parsed payload would lose it): see `protoKeyPath`.
+  // The API refuses the key too: zod leaves it out of a payload it parses, which would lose it.
   if (payload && Object.hasOwn(payload, '__proto__')) return 'a value cannot be named __proto__'
   const member = payload === null ? { email } : { email, payload }
   const result = AudienceMemberInputSchema.safeParse(member)
