@@ -347,6 +347,10 @@ describe('mailroom operator command', () => {
         rate: 30,
         status: 'active',
       })
+      const unlimited = ok<ConnectionOut>(
+        await mailroom(['connection', 'update', String(second.id), '--no-quota']),
+      )
+      expect(unlimited).toMatchObject({ id: second.id, quota: null, quota_period: null, rate: 30 })
     },
     SLOW,
   )
@@ -597,6 +601,11 @@ describe('mailroom --help, --version and usage errors', () => {
     [['key', 'scope', '1'], /give --connection <id> or --all.*usage: mailroom key scope <key-id>/],
     [['key', 'scope', '1', '--connection', '2', '--all'], /cannot be used with/],
     [['connection', 'update', '1', '--quota', '5'], /--quota and --per go together/],
+    [['connection', 'update', '1', '--no-quota', '--per', 'day'], /--no-quota takes no --per/],
+    [['account', 'set-plan', '1', 'gold'], /'gold' is invalid.*free, pro.*usage: mailroom account set-plan/],
+    [['account', 'set-plan', '2147483648', 'pro'], /whole number up to 2147483647/],
+    [['connection', 'list', '--account', '99999999999999999999'], /whole number up to 2147483647/],
+    [['connection', 'pause', '1', '--minutes', '9999999999999'], /whole number up to 2147483647/],
     [['start', '--no-worker', '--worker-only'], /--worker-only' cannot be used with option '--no-worker'/],
   ])('refuses %j with exit 2 and one line with the usage, creating nothing', async (args, reason) => {
     const run = await mailroom(args)
@@ -616,6 +625,15 @@ describe('mailroom --help, --version and usage errors', () => {
       'mailroom: no account with id 999999',
     )
   })
+
+  it.each([['connection'], ['key'], ['outbox'], ['form']])(
+    '%s list for an account that does not exist exits 1, not with an empty list',
+    async (group) => {
+      expect(failed(await mailroom([group, 'list', '--account', '999999']), 1)).toBe(
+        'mailroom: no account with id 999999',
+      )
+    },
+  )
 })
 
 describe('mailroom as a process', () => {

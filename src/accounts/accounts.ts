@@ -2,6 +2,7 @@ import {
   type AccountRow,
   insertAccount,
   lockAccountPlan,
+  selectAccount,
   selectAccounts,
   updatePlan,
 } from '../db/accounts.ts'
@@ -40,6 +41,11 @@ export async function lockAccount(tx: Db, accountId: number): Promise<Plan> {
   const plan = await lockAccountPlan(tx, accountId)
   if (!plan) throw accountNotFound(accountId)
   return plan
+}
+
+/** Refuses an account id no account has: a list of nothing would read as an empty account. */
+export async function requireAccount(db: Db, accountId: number): Promise<void> {
+  if (!(await selectAccount(db, accountId))) throw accountNotFound(accountId)
 }
 
 function checkPlan(plan: string): Plan {

@@ -1,5 +1,5 @@
-import { type Command, InvalidArgumentError, Option } from 'commander'
-import { createAccount, listAccounts, setPlan } from '../accounts/accounts.ts'
+import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
+import { createAccount, listAccounts, requireAccount, setPlan } from '../accounts/accounts.ts'
 import { createAccountWithPassword, setPassword } from '../accounts/passwords.ts'
 import { batchFailures, retryBatch } from '../batches/batches.ts'
 import {
@@ -17,7 +17,7 @@ import { createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/key
 import { listOutbox } from '../sending/outbox.ts'
 import type { Services } from '../services.ts'
 import { enableSignupPage, setSignupPage } from '../signups/signup-pages.ts'
-import { type Act, type Call, type CliIo, UsageError, wholeNumber } from './program.ts'
+import { type Act, type Call, type CliIo, type Run, UsageError, wholeNumber } from './program.ts'
 
 /**
  * Every operator command (docs/operator-cli.md). Each is one entry: its words, arguments and
@@ -70,7 +70,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('set-plan')
     .description('move an account to the Free or the Pro plan')
     .argument('<account-id>', 'the account', wholeNumber)
-    .argument('<plan>', 'free or pro')
+    .addArgument(new Argument('<plan>', 'the plan').choices(['free', 'pro']))
     .action(act((s, { args }) => setPlan(s.sql, args[0] as number, args[1] as string)))
   account
     .command('list')
@@ -103,7 +103,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
           username: opts.username,
           password,
           from: opts.from,
-          quota: quotaOf(opts),
+          quota: quotaOf(opts) ?? undefined,
           rate: opts.rate,
         })
       }),
@@ -112,7 +112,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('list')
     .description("an account's connections (never their passwords)")
     .requiredOption('--account <id>', 'the account', wholeNumber)
-    .action(act((s, { opts }) => listConnections(s.sql, opts.account)))
+    .action(act(ofAccount((s, { opts }) => listConnections(s.sql, opts.account))))
   connection
     .command('update')
     .description('change the quota, rate or password (tested first); waiting mail is sent on')
@@ -125,7 +125,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .action(
       act(async (s, call) =>
         updateConnection(s, call.args[0] as number, {
-          quota: quotaOf(call.opts) ?? (call.opts.quota === false ? null : undefined),
+          quota: quotaOf(call.opts),
           rate: call.opts.rate,
           password: await passwordOf(call),
         }),
@@ -192,7 +192,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('list')
     .description("an account's keys (never their secrets)")
     .requiredOption('--account <id>', 'the account', wholeNumber)
-    .action(act((s, { opts }) => listKeys(s.sql, opts.account)))
+    .action(act(ofAccount((s, { opts }) => listKeys(s.sql, opts.account))))
   byId(
     act,
     key,
@@ -222,8 +222,8 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('list')
     .description("an account's outbox records, newest first (status, attempts, last error)")
     .requiredOption('--account <id>', 'the account', wholeNumber)
-    .option('--limit <n>', 'at most this many, from 1 (default 50)', atLeastOne, 50)
-    .action(act((s, { opts }) => listOutbox(s.sql, opts.account, opts.limit)))
+    .option('--limit <n>', 'at most this many, from 1', atLeastOne, 50)
+    .action(act(ofAccount((s, { opts }) => listOutbox(s.sql, opts.account, opts.limit))))
 
   const batch = group(program, 'batch', "batches' failed recipients")
   byId(act, batch, 'failures', "a batch's failed recipients and why", ['batch-id', 'the batch'], (s, id) =>
@@ -261,7 +261,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('list')
     .description("an account's forms, with their public addresses and submission counts")
     .requiredOption('--account <id>', 'the account', wholeNumber)
-    .action(act((s, { opts }) => listForms(s.sql, opts.account, s.config.publicUrl)))
+    .action(act(ofAccount((s, { opts }) => listForms(s.sql, opts.account, s.config.publicUrl))))
   form
     .command('delete')
     .description('delete a form; its address stops working')
@@ -328,11 +328,25 @@ function atLeastOne(raw: string): number {
   return value
 }
 
-/** The quota options: `--quota` and `--per` together, or `--no-quota` (quota false) alone. */
-function quotaOf(opts: { quota?: number | false; per?: string }): QuotaInput | undefined {
-  if (opts.quota === false && opts.per !== undefined) throw new UsageError('--no-quota takes no --per')
+/** A command about the account `--account` names, refused (exit 1) when there is no such account. */
+function ofAccount(run: Run): Run {
+  return async (services, call) => {
+    await requireAccount(services.sql, call.opts.account)
+    return run(services, call)
+  }
+}
+
+/**
+ * The quota options: `--quota` and `--per` together (that quota), `--no-quota` (quota false)
+ * alone (null: none), or neither (undefined: unchanged).
+ */
+function quotaOf(opts: { quota?: number | false; per?: string }): QuotaInput | null | undefined {
+  if (opts.quota === false) {
+    if (opts.per !== undefined) throw new UsageError('--no-quota takes no --per')
+    return null
+  }
   if (opts.quota === undefined && opts.per === undefined) return undefined
-  if (typeof opts.quota !== 'number' || opts.per === undefined)
+  if (opts.quota === undefined || opts.per === undefined)
     throw new UsageError('--quota and --per go together')
   return { quota: opts.quota, per: opts.per }
 }

@@ -41,9 +41,14 @@ const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.jso
   version: string
 }
 
+/** PostgreSQL's `integer`: the type of every id and count a command takes. */
+const MAX_WHOLE_NUMBER = 2_147_483_647
+
 /** Parses a whole number (ids, counts); anything else is a usage error naming the value. */
 export function wholeNumber(raw: string): number {
-  if (!/^\d+$/.test(raw)) throw new InvalidArgumentError('must be a whole number')
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_WHOLE_NUMBER) {
+    throw new InvalidArgumentError(`must be a whole number up to ${MAX_WHOLE_NUMBER}`)
+  }
   return Number(raw)
 }
 
