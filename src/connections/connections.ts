@@ -21,6 +21,7 @@ import { scheduleQueueRun } from '../db/jobs.ts'
 import { failQueuedOfConnection } from '../db/outbox.ts'
 import type { Db, Fragment, Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
+import { EmailAddressSchema } from '../generated/routes.ts'
 import { sealPassword } from '../smtp/secret-box.ts'
 import { type SmtpLogin, verifySmtpLogin } from '../smtp/transport.ts'
 
@@ -39,7 +40,10 @@ export interface ConnectionDeps {
   config: Pick<Config, 'allowPrivateSmtpHosts' | 'ehloName'>
 }
 
-const ADDRESS = /^[^\s@<>",]+@[^\s@<>",]+\.[^\s@<>",]+$/
+/** An address as the API takes one: a `from` the API would refuse could never name its connection. */
+function isAddress(value: string): boolean {
+  return EmailAddressSchema.safeParse(value).success
+}
 
 export interface QuotaInput {
   quota: number
@@ -61,9 +65,9 @@ export async function addConnection(
   deps: ConnectionDeps,
   input: AddConnectionInput,
 ): Promise<ConnectionView> {
-  const from = input.from ?? (ADDRESS.test(input.username) ? input.username : undefined)
+  const from = input.from ?? (isAddress(input.username) ? input.username : undefined)
   if (!from) throw invalid('the sending address (from) is required when the username is not an email address')
-  if (!ADDRESS.test(from)) throw invalid(`"${from}" is not an email address`)
+  if (!isAddress(from)) throw invalid(`"${from}" is not an email address`)
   const login = {
     host: input.host.trim(),
     port: checkPort(input.port),

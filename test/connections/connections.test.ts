@@ -201,13 +201,28 @@ describe('the from address', () => {
     expect(saved.from).toBe('news@example.com')
   })
 
-  it('refuses a from that is not an address', async () => {
+  it('refuses a from the API would refuse, so that every connection can be named by its from', async () => {
     const owner = await account()
-    const error = await refusal(
-      addConnection(app.services, { accountId: owner.id, ...starttls2525.login, from: 'not an address' }),
-    )
-    expect(error.code).toBe('INVALID_CONNECTION')
+    for (const from of [
+      'not an address',
+      `${'a'.repeat(65)}@example.com`,
+      '.news@example.com',
+      'news@localhost',
+    ]) {
+      const error = await refusal(
+        addConnection(app.services, { accountId: owner.id, ...starttls2525.login, from }),
+      )
+      expect(error.code).toBe('INVALID_CONNECTION')
+    }
     expect(await rowCount(owner.id)).toBe(0)
+    // A local part of 64, `=` in it: the longest the API takes, and a bounce address's shape.
+    const longest = `${'a'.repeat(62)}=b@example.com`
+    const saved = await addConnection(app.services, {
+      accountId: owner.id,
+      ...starttls2525.login,
+      from: longest,
+    })
+    expect(saved.from).toBe(longest)
   })
 
   it('refuses a second connection for the same address, compared case-insensitively', async () => {
