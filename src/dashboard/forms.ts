@@ -1,4 +1,4 @@
-import type { ZodType } from 'zod'
+import type { ZodType, z } from 'zod'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { invalidInput, zodIssues } from '../errors.ts'
 import type { DashboardContext } from './env.ts'
@@ -47,9 +47,30 @@ export function wholeNumber(form: Form, name: string, label: string): number | u
   return Number(raw)
 }
 
-/** `value` as `schema` (a generated validator of the API) takes it, or the API's validation refusal. */
+/**
+ * `value` as `schema` (a generated validator of the API) takes it, or the API's validation
+ * refusal, its size problems said as a person would (zod says "Too small: expected string to
+ * have >=1 characters").
+ */
 export function validated<T>(schema: ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value)
-  if (!result.success) throw invalidInput(zodIssues(result.error))
+  if (!result.success) {
+    const readable = result.error.issues.map(sizeMessage)
+    throw invalidInput(
+      zodIssues(result.error).map((issue, i) => ({ ...issue, message: readable[i] ?? issue.message })),
+    )
+  }
   return result.data
+}
+
+/** How a bound is said, inclusive or not. */
+const BOUND_WORDS = { too_small: ['at least', 'more than'], too_big: ['at most', 'less than'] } as const
+
+function sizeMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'too_small' && issue.code !== 'too_big') return issue.message
+  const bound = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum)
+  if (issue.code === 'too_small' && issue.origin === 'string' && bound === 1) return 'cannot be empty'
+  const [inclusive, exclusive] = BOUND_WORDS[issue.code]
+  const unit = issue.origin === 'string' ? ' character' : issue.origin === 'array' ? ' item' : ''
+  return `${issue.inclusive === false ? exclusive : inclusive} ${bound}${unit && bound !== 1 ? `${unit}s` : unit}`
 }

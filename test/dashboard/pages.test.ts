@@ -216,7 +216,7 @@ describe('the rules of the API and the operator command, as readable refusals', 
       text_body: 'b',
     })
     expect(long.status).toBe(400)
-    expect(textOf(long.html)).toContain('name: Too big: expected string to have <=255 characters')
+    expect(textOf(long.html)).toContain('name: at most 255 characters')
     await browser.get('/dashboard/templates')
     const bodiless = await browser.post('/dashboard/templates', { name: 'n', subject: 's' })
     expect(textOf(bodiless.html)).toContain('At least one of text_body or html_body is required')
@@ -229,7 +229,7 @@ describe('the rules of the API and the operator command, as readable refusals', 
     expect(textOf(nul.html)).toContain('NUL')
     await browser.get('/dashboard/audiences')
     const audience = await browser.post('/dashboard/audiences', { name: '' })
-    expect(textOf(audience.html)).toContain('name: Too small')
+    expect(textOf(audience.html)).toContain('name: cannot be empty')
   })
 
   it('a body that is not the form its type says answers 400, not 500 (found by the page fuzz)', async () => {
