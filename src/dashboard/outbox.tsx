@@ -113,6 +113,10 @@ function readQuery(c: DashboardContext): Query {
     to: day('to', 'to'),
     search: searchText,
   }
+  // Calendar days as YYYY-MM-DD compare as text.
+  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
+    issues.push({ path: ['to'], message: `must not be before from (${filter.from})`, code: 'too_small' })
+  }
   const before = id('before', 'page')
   const search = new URLSearchParams()
   for (const name of ['status', 'connection', 'batch', 'from', 'to', 'q']) {

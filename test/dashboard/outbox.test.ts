@@ -92,6 +92,10 @@ describe('the outbox list', () => {
     expect(textOf(alone.html)).toContain('to: must be a date (YYYY-MM-DD)')
     expect(text).toContain('connection: must be a number')
     expect(text).toContain('page: must be a number')
+    const backwards = await browser.get('/dashboard/outbox?from=2026-11-26&to=2026-11-24')
+    expect(backwards.status).toBe(400)
+    expect(textOf(backwards.html)).toContain('to: must not be before from (2026-11-26)')
+    expect((await browser.get('/dashboard/outbox?from=2026-11-24&to=2026-11-24')).status).toBe(200)
   })
 
   it('the live part answers the rows alone', async () => {
