@@ -626,6 +626,30 @@ describe('mailroom --help, --version and usage errors', () => {
     )
   })
 
+  it('refuses an empty password from standard input as a usage error, before any login is tried', async () => {
+    for (const input of ['', '\n']) {
+      const run = await mailroom(
+        [
+          'connection',
+          'add',
+          '--account',
+          '1',
+          '--host',
+          'smtp.example.com',
+          '--port',
+          '587',
+          '--username',
+          'u@example.com',
+          '--password-stdin',
+        ],
+        { input },
+      )
+      expect(failed(run, 2)).toMatch(
+        /--password-stdin read an empty password.*usage: mailroom connection add/,
+      )
+    }
+  })
+
   it.each([['connection'], ['key'], ['outbox'], ['form']])(
     '%s list for an account that does not exist exits 1, not with an empty list',
     async (group) => {

@@ -355,8 +355,10 @@ async function passwordOf({ opts, stdin }: Call): Promise<string | undefined> {
   if (opts.password !== undefined && opts.passwordStdin) {
     throw new UsageError('give --password or --password-stdin, not both')
   }
-  if (opts.passwordStdin) return (await stdin()).replace(/\r?\n$/, '')
-  return opts.password
+  if (!opts.passwordStdin) return opts.password
+  const password = (await stdin()).replace(/\r?\n$/, '')
+  if (password === '') throw new UsageError('--password-stdin read an empty password')
+  return password
 }
 
 /** A command whose one argument is an ID, handed to `run` with the services. */

@@ -100,8 +100,11 @@ export function registerConnections(app: Dashboard): void {
 
   app.get(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
     const connection = await ownView(c, idParam(c))
-    const queued = await queuedMail(c.get('services').sql, c.get('session').accountId, connection.id)
-    return deletePage(c, connection, queued)
+    const { sql } = c.get('services')
+    const { accountId } = c.get('session')
+    const queued = await queuedMail(sql, accountId, connection.id)
+    const only = (await listConnections(sql, accountId)).length === 1
+    return deletePage(c, connection, queued, only)
   })
 
   app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
@@ -371,7 +374,7 @@ async function editPage(
   )
 }
 
-function deletePage(c: DashboardContext, connection: ConnectionView, queued: number) {
+function deletePage(c: DashboardContext, connection: ConnectionView, queued: number, only: boolean) {
   return page(
     c,
     { title: `Delete ${connection.from}?`, section: LIST },
@@ -383,7 +386,11 @@ function deletePage(c: DashboardContext, connection: ConnectionView, queued: num
       </p>
       <p>
         API keys scoped to it stop working.
-        {connection.is_default ? ' The oldest remaining connection becomes the default.' : ''}
+        {only
+          ? ' It is the account’s only connection: nothing can be sent until another is added.'
+          : connection.is_default
+            ? ' The oldest remaining connection becomes the default.'
+            : ''}
       </p>
       <div class="actions">
         <ActionButton

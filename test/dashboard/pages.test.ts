@@ -321,6 +321,9 @@ describe('connections', () => {
     expect(textOf(confirm.html)).toContain(
       '2 queued messages will not be sent: they fail with “connection deleted”.',
     )
+    // Its only connection: no other becomes the default.
+    expect(textOf(confirm.html)).toContain('It is the account’s only connection')
+    expect(textOf(confirm.html)).not.toContain('becomes the default')
     expectRedirect(await browser.post(`/dashboard/connections/${id}/delete`), '/dashboard/connections')
     const failed = await app.services.sql`
       select error from outbox where account_id = ${owner.account.id} and status = 'failed'`
