@@ -283,7 +283,7 @@ export async function settleDelivery(
 ): Promise<boolean> {
   const ok = result.error === null
   const status = ok ? 'delivered' : result.retryInMs === null ? 'failed' : 'pending'
-  const [row] = await db<{ disabled: boolean }[]>`
+  const [row] = await db<{ endpoint_id: number; newly_disabled: boolean; failed_too_long: boolean }[]>`
     with delivery as (
       update webhook_deliveries set status = ${status}, claimed_by = null, claimed_at = null,
         response_status = ${result.responseStatus}, error = ${result.error}, last_attempt_at = now(),
@@ -308,15 +308,26 @@ export async function settleDelivery(
       -- have every delivery of the endpoint wait for the one before to commit.
       from delivery where e.id = delivery.endpoint_id ${ok ? db`and e.failing_since is not null` : db``}
       -- now() is this transaction's start: only a disabling by this statement matches it.
-      returning e.id, (${ok ? db`false` : db`not e.enabled and e.disabled_at = now()`}) as newly_disabled
-    ), dropped as (
-      update webhook_deliveries d set status = 'failed', next_attempt_at = null, updated_at = now(),
-        error = 'Not sent: the endpoint was disabled after failing for too long'
-      from endpoint where d.endpoint_id = endpoint.id and endpoint.newly_disabled and d.status = 'pending'
-        and d.id <> ${id}
+      returning e.id, (${ok ? db`false` : db`not e.enabled and e.disabled_at = now()`}) as newly_disabled,
+        (${ok ? db`false` : db`not e.enabled and ${disabling(db, disableAfterMs)}`}) as failed_too_long
     )
-    select coalesce((select newly_disabled from endpoint), false) as disabled`
-  return row?.disabled ?? false
+    select endpoint.id as endpoint_id, coalesce(endpoint.newly_disabled, false) as newly_disabled,
+      coalesce(endpoint.failed_too_long, false) as failed_too_long
+    from (select 1) one left join endpoint on true`
+  // Disabled for failing too long, by this attempt or by another one while this was under way:
+  // nothing waiting is ever claimed again, so it ends now, this delivery too. (An endpoint its
+  // owner disabled keeps its waiting deliveries.)
+  if (row?.failed_too_long) await failWaitingDeliveries(db, row.endpoint_id, id)
+  return row?.newly_disabled ?? false
+}
+
+/** Ends the endpoint's waiting deliveries `failed`; `attempted`'s own error stays. */
+async function failWaitingDeliveries(db: Db, endpointId: number, attempted: number): Promise<void> {
+  await db`
+    update webhook_deliveries set status = 'failed', next_attempt_at = null, updated_at = now(),
+      error = case when id = ${attempted} then error
+                   else 'Not sent: the endpoint was disabled after failing for too long' end
+    where endpoint_id = ${endpointId} and status = 'pending'`
 }
 
 /** Whether the endpoint (alias `e`, before the update) has failed for `disableAfterMs` by now. */
@@ -350,7 +361,8 @@ export interface DeliveryView {
 /** The endpoint's latest deliveries, newest first. */
 export function deliveriesOf(db: Db, endpointId: number, limit: number): Promise<DeliveryView[]> {
   return db<DeliveryView[]>`
-    select d.id, v.public_id as event_id, v.type, d.status, d.attempts, d.response_status, d.error,
+    -- A bigint column reads as a string: the contract's id is an integer (exact up to 2^53).
+    select d.id::float8 as id, v.public_id as event_id, v.type, d.status, d.attempts, d.response_status, d.error,
       case when d.status = 'pending' then api_timestamp(d.next_attempt_at) end as next_attempt_at,
       api_timestamp(d.last_attempt_at) as last_attempt_at, api_timestamp(d.created_at) as created_at
     from webhook_deliveries d join webhook_events v on v.id = d.event_id

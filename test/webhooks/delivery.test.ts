@@ -262,6 +262,14 @@ describe('retries', () => {
     expect(webhook.disabled_reason).toMatch(
       /^Every delivery failed since .* UTC; the last one: The endpoint answered HTTP 500$/,
     )
+    // The delivery whose attempt disabled it ends failed with its own error: nothing waits.
+    const [last] = await deliveriesOf(s.key, id)
+    expect(last).toMatchObject({
+      status: 'failed',
+      error: 'The endpoint answered HTTP 500',
+      next_attempt_at: null,
+    })
+    expect(typeof last?.id).toBe('number')
     const attempts = receiver.received.length
     // Nothing is recorded for a disabled endpoint.
     await postSend(app, s.key, { to: 'ann@example.com', subject: 'Hi', text_body: 'x' })
