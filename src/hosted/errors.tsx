@@ -13,12 +13,23 @@ export const onError: ErrorHandler<HostedEnv> = (error, c) => {
   }
   const status = ERROR_CATALOG[error.code].status as ContentfulStatusCode
   if (error.details?.retryAfter) c.header('Retry-After', String(error.details.retryAfter))
+  if (OWNERS_SETUP.has(error.code)) {
+    // Told to the owner's log, not to the visitor: the message names the owner's sending address.
+    c.get('services').log.warn(
+      { code: error.code, path: c.req.path },
+      `hosted page refused: ${error.message}`,
+    )
+    return answer(c, status, error.code, 'This page cannot take submissions at the moment. Try again later.')
+  }
   const message =
     error.code === 'VALIDATION_ERROR' && error.issues?.length
       ? error.issues.map((issue) => issue.message).join('; ')
       : error.message
   return answer(c, status, error.code, message)
 }
+
+/** Refusals about how the page's owner set up sending, which a visitor can neither see nor mend. */
+const OWNERS_SETUP = new Set(['NO_CONNECTION', 'CONNECTION_NOT_FOUND', 'CONNECTION_PAUSED'])
 
 export const notFound: NotFoundHandler<HostedEnv> = (c) =>
   answer(c, 404, 'NOT_FOUND', 'There is nothing at this address.')

@@ -6,6 +6,7 @@
  * honeypot; per-address limits; CR/LF unable to add a header.
  */
 import { describe, expect, it } from 'vitest'
+import { disableConnection } from '../../src/connections/connections.ts'
 import { createForm, deleteForm, getForm, listForms, updateForm } from '../../src/forms/forms.ts'
 import { HONEYPOT_FIELD, MAX_FIELDS } from '../../src/forms/submission.ts'
 import { HOSTED_BODY_LIMIT_BYTES } from '../../src/hosted/app.ts'
@@ -212,6 +213,20 @@ describe('submitting', () => {
     expect(preflight.status).toBe(204)
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://good.example')
     expect(await outboxOf(s.accountId)).toHaveLength(2)
+  })
+
+  it("tells a visitor a form cannot take submissions when its connection is off, never the owner's address", async () => {
+    const s = await startSender(app, 'offline')
+    const form = await formOf(s)
+    await disableConnection(app.services.sql, s.connectionId, true)
+    for (const accept of ['application/json', 'text/html']) {
+      const res = await submit(form.public_id, new URLSearchParams({ m: 'hello' }), { accept })
+      expect(res.status).toBe(403)
+      const text = await res.text()
+      expect(text).toContain('This page cannot take submissions at the moment')
+      expect(text).not.toContain(s.from)
+    }
+    expect(await outboxOf(s.accountId)).toHaveLength(0)
   })
 
   it('takes a filled honeypot for a bot: the same success, nothing stored or sent', async () => {
