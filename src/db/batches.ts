@@ -2,6 +2,7 @@ import type { Plan } from '../plans.ts'
 import { expansionRunComing, expansionRunRequest } from './jobs.ts'
 import { type BatchContent, batchProgress, type ExpandingBatch } from './outbox.ts'
 import type { Db, Fragment } from './sql.ts'
+import { BATCH_CONTENT_KEY } from './webhooks.ts'
 
 /**
  * The batches, batch_recipients and batch_contents tables. A batch's progress is read from its
@@ -139,12 +140,19 @@ export async function batchContent(db: Db, id: number): Promise<BatchContent | u
   return row
 }
 
-/** Contents no outbox record or batch points at any more (their records and batch were purged). */
+/**
+ * Contents no outbox record or batch points at any more (their records and batch were purged),
+ * and no webhook delivery still waiting renders its event's subject from.
+ */
 export async function purgeUnreadContents(db: Db): Promise<number> {
   const gone = await db`
     delete from batch_contents c
     where not exists (select 1 from outbox o where o.content_id = c.id)
-      and not exists (select 1 from batches b where b.content_id = c.id)`
+      and not exists (select 1 from batches b where b.content_id = c.id)
+      and c.id not in (
+        select (v.data -> ${BATCH_CONTENT_KEY}::text ->> 'id')::integer
+        from webhook_deliveries d join webhook_events v on v.id = d.event_id
+        where d.status in ('pending', 'sending') and v.data ? ${BATCH_CONTENT_KEY}::text)`
   return gone.count
 }
 

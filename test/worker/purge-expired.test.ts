@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { BATCH_CONTENT_KEY } from '../../src/db/webhooks.ts'
 import { PLAN_LIMITS } from '../../src/plans.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
@@ -53,6 +54,41 @@ describe('purge_expired keeps each plan’s email log retention', () => {
       PLAN_LIMITS.pro.retentionDays = saved
     }
     expect(await remaining([proOld, proKept])).toEqual([proKept])
+  })
+
+  it('keeps a batch content while a waiting webhook delivery renders its event from it', async () => {
+    const { account } = await seedAccount(app, { plan: 'pro' })
+    const { sql } = app.services
+    const contents = await sql<{ id: number }[]>`
+      insert into batch_contents (account_id, subject) values (${account.id}, 'Named'), (${account.id}, 'Unnamed')
+      returning id`
+    const [named] = contents.map((c) => c.id)
+    const [delivery] = await sql<{ id: number }[]>`
+      with endpoint as (
+        insert into webhook_endpoints (account_id, url, events, secret_sealed)
+        values (${account.id}, 'https://hooks.example.com/in', '{email.sent}', 'sealed') returning id
+      ), event as (
+        insert into webhook_events (account_id, type, data)
+        values (${account.id}, 'email.sent', ${sql.json({ [BATCH_CONTENT_KEY]: { id: named, payload: {} } })})
+        returning id
+      )
+      insert into webhook_deliveries (endpoint_id, event_id) select endpoint.id, event.id from endpoint, event
+      returning id`
+    const kept = async () =>
+      (
+        await sql<
+          { id: number }[]
+        >`select id from batch_contents where id = any(${contents.map((c) => c.id)})`
+      ).map((c) => c.id)
+
+    await purgeExpired(sql)
+    expect(await kept()).toEqual([named])
+    await sql`update webhook_deliveries set status = 'sending' where id = ${delivery?.id ?? 0}`
+    await purgeExpired(sql)
+    expect(await kept()).toEqual([named])
+    await sql`update webhook_deliveries set status = 'failed' where id = ${delivery?.id ?? 0}`
+    await purgeExpired(sql)
+    expect(await kept()).toEqual([])
   })
 
   it('drops usage counters no give-back can reach any more, and keeps current ones', async () => {
