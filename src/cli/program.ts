@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, type OptionValues } from 'commander'
+import { MAX_INTEGER } from '../db/ids.ts'
 import { AppError } from '../errors.ts'
 import { PROJECT_ROOT } from '../project-root.ts'
 import type { Services } from '../services.ts'
@@ -41,13 +42,10 @@ const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.jso
   version: string
 }
 
-/** PostgreSQL's `integer`: the type of every id and count a command takes. */
-const MAX_WHOLE_NUMBER = 2_147_483_647
-
 /** Parses a whole number (ids, counts); anything else is a usage error naming the value. */
 export function wholeNumber(raw: string): number {
-  if (!/^\d+$/.test(raw) || Number(raw) > MAX_WHOLE_NUMBER) {
-    throw new InvalidArgumentError(`must be a whole number up to ${MAX_WHOLE_NUMBER}`)
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_INTEGER) {
+    throw new InvalidArgumentError(`must be a whole number up to ${MAX_INTEGER}`)
   }
   return Number(raw)
 }
