@@ -311,9 +311,7 @@ export async function settleDelivery(
       returning e.id, (${ok ? db`false` : db`not e.enabled and e.disabled_at = now()`}) as newly_disabled,
         (${ok ? db`false` : db`not e.enabled and ${disabling(db, disableAfterMs)}`}) as failed_too_long
     )
-    select endpoint.id as endpoint_id, coalesce(endpoint.newly_disabled, false) as newly_disabled,
-      coalesce(endpoint.failed_too_long, false) as failed_too_long
-    from (select 1) one left join endpoint on true`
+    select id as endpoint_id, newly_disabled, failed_too_long from endpoint`
   // Disabled for failing too long, by this attempt or by another one while this was under way:
   // nothing waiting is ever claimed again, so it ends now, this delivery too. (An endpoint its
   // owner disabled keeps its waiting deliveries.)
