@@ -46,11 +46,17 @@ export function invalidInput(issues: ValidationIssue[]): AppError {
   return new AppError('VALIDATION_ERROR', describeIssues(issues), { issues })
 }
 
-/** zod 4 keeps `issues` off its JSON form; the specification's body lists them, so build it. */
-export function zodIssues(error: ZodError): ValidationIssue[] {
+/**
+ * zod 4 keeps `issues` off its JSON form; the specification's body lists them, so build it.
+ * `message` words an issue (zod's own message unless told otherwise).
+ */
+export function zodIssues(
+  error: ZodError,
+  message: (issue: ZodError['issues'][number]) => string = (issue) => issue.message,
+): ValidationIssue[] {
   return error.issues.map((issue) => ({
     path: issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
-    message: issue.message,
+    message: message(issue),
     code: issue.code,
   }))
 }

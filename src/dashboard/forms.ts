@@ -1,4 +1,4 @@
-import type { ZodType, z } from 'zod'
+import type { ZodError, ZodType } from 'zod'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { invalidInput, zodIssues } from '../errors.ts'
 import type { DashboardContext } from './env.ts'
@@ -54,19 +54,14 @@ export function wholeNumber(form: Form, name: string, label: string): number | u
  */
 export function validated<T>(schema: ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value)
-  if (!result.success) {
-    const readable = result.error.issues.map(sizeMessage)
-    throw invalidInput(
-      zodIssues(result.error).map((issue, i) => ({ ...issue, message: readable[i] ?? issue.message })),
-    )
-  }
+  if (!result.success) throw invalidInput(zodIssues(result.error, sizeMessage))
   return result.data
 }
 
 /** How a bound is said, inclusive or not. */
 const BOUND_WORDS = { too_small: ['at least', 'more than'], too_big: ['at most', 'less than'] } as const
 
-function sizeMessage(issue: z.core.$ZodIssue): string {
+function sizeMessage(issue: ZodError['issues'][number]): string {
   if (issue.code !== 'too_small' && issue.code !== 'too_big') return issue.message
   const bound = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum)
   if (issue.code === 'too_small' && issue.origin === 'string' && bound === 1) return 'cannot be empty'
