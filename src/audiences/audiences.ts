@@ -11,6 +11,7 @@ import {
   insertMembers,
   insertTemporaryAudience,
   type MemberInput,
+  memberById,
   selectAudiences,
   selectMembers,
   updateAudienceRow,
@@ -109,6 +110,18 @@ export function addMembers(
     const inserted = await insertMembers(tx, id, members)
     return { inserted, duplicates: members.length - inserted }
   })
+}
+
+export async function getMember(
+  db: Db,
+  accountId: number,
+  id: number,
+  memberId: number,
+): Promise<AudienceMember> {
+  await ownAudience(db, accountId, id)
+  const member = isStorableId(memberId) ? await memberById(db, id, memberId) : undefined
+  if (!member) throw new AppError('MEMBER_NOT_FOUND')
+  return member
 }
 
 export async function deleteMember(db: Db, accountId: number, id: number, memberId: number): Promise<void> {

@@ -8,7 +8,6 @@ import {
   type AudienceWithCount,
   createAudience,
   deleteAudience,
-  deleteMember,
   getAudience,
   listAudiences,
   updateAudience,
@@ -19,10 +18,12 @@ import { isStorableId } from '../db/ids.ts'
 import { AppError } from '../errors.ts'
 import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
 import { enableSignupPage, getSignupPage, setSignupPage } from '../signups/signup-pages.ts'
+import { ConfirmLink } from './confirm.tsx'
 import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, validated } from './forms.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
+import { registerMemberDelete } from './member-delete.tsx'
 import { idParam } from './params.ts'
 import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
@@ -154,19 +155,7 @@ export function registerAudiences(app: Dashboard): void {
     )
   })
 
-  app.post(`${LIST}/:id{[0-9]+}/members/:member{[0-9]+}/delete`, async (c) => {
-    const audience = await own(c)
-    const memberId = idParam(c, 'member')
-    return act(
-      c,
-      one(audience.id),
-      async () => {
-        await deleteMember(c.get('services').sql, c.get('session').accountId, audience.id, memberId)
-        return 'Member deleted.'
-      },
-      (refusal, status) => audiencePage(c, audience, { refusal }, status),
-    )
-  })
+  registerMemberDelete(app)
 }
 
 function own(c: DashboardContext): Promise<AudienceWithCount> {
@@ -334,7 +323,7 @@ async function audiencePage(
         {members.length === 0 ? (
           <p class="muted">{query.search ? 'No member matches.' : 'No member yet.'}</p>
         ) : (
-          <MemberTable audienceId={audience.id} members={members} token={token} />
+          <MemberTable audienceId={audience.id} members={members} />
         )}
         <Pager
           newer={query.after !== undefined ? base({}) : undefined}
@@ -409,7 +398,7 @@ function payloadText(member: AudienceMember): string {
     .join(', ')
 }
 
-function MemberTable(props: { audienceId: number; members: AudienceMember[]; token: string }) {
+function MemberTable(props: { audienceId: number; members: AudienceMember[] }) {
   return (
     <Table head={['Address', 'Values', 'Added', <span class="visually-hidden">Actions</span>]}>
       {props.members.map((m) => (
@@ -422,12 +411,7 @@ function MemberTable(props: { audienceId: number; members: AudienceMember[]; tok
             <When at={m.created_at} />
           </td>
           <td>
-            <ActionButton
-              action={`${one(props.audienceId)}/members/${m.id}/delete`}
-              token={props.token}
-              label="Delete"
-              variant="outline secondary"
-            />
+            <ConfirmLink href={`${one(props.audienceId)}/members/${m.id}/delete`} label="Delete" />
           </td>
         </tr>
       ))}

@@ -12,6 +12,7 @@ import {
   updateConnection,
 } from '../connections/connections.ts'
 import { AppError } from '../errors.ts'
+import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
@@ -359,9 +360,7 @@ async function editPage(
               </button>
             </PostForm>
           )}
-          <a href={`${one(connection.id)}/delete`} class="button-link outline contrast">
-            Delete…
-          </a>
+          <ConfirmLink href={`${one(connection.id)}/delete`} label="Delete" />
         </div>
         <p>
           <small>
@@ -375,34 +374,28 @@ async function editPage(
 }
 
 function deletePage(c: DashboardContext, connection: ConnectionView, queued: number, only: boolean) {
-  return page(
-    c,
-    { title: `Delete ${connection.from}?`, section: LIST },
-    <article>
-      <p>
-        {queued === 0
-          ? 'No mail is waiting on this connection.'
-          : `${queued} queued message${queued === 1 ? '' : 's'} will not be sent: ${queued === 1 ? 'it fails' : 'they fail'} with “connection deleted”.`}
-      </p>
-      <p>
-        API keys scoped to it stop working.
-        {only
-          ? ' It is the account’s only connection: nothing can be sent until another is added.'
-          : connection.is_default
-            ? ' The oldest remaining connection becomes the default.'
-            : ''}
-      </p>
-      <div class="actions">
-        <ActionButton
-          action={`${one(connection.id)}/delete`}
-          token={c.get('formToken')}
-          label="Delete the connection"
-          variant="contrast"
-        />
-        <a href={one(connection.id)} class="button-link secondary outline">
-          Keep it
-        </a>
-      </div>
-    </article>,
-  )
+  return confirmPage(c, {
+    title: `Delete ${connection.from}?`,
+    section: LIST,
+    consequences: (
+      <>
+        <p>
+          {queued === 0
+            ? 'No mail is waiting on this connection.'
+            : `${queued} queued message${queued === 1 ? '' : 's'} will not be sent: ${queued === 1 ? 'it fails' : 'they fail'} with “connection deleted”.`}
+        </p>
+        <p>
+          API keys scoped to it stop working.
+          {only
+            ? ' It is the account’s only connection: nothing can be sent until another is added.'
+            : connection.is_default
+              ? ' The oldest remaining connection becomes the default.'
+              : ''}
+        </p>
+      </>
+    ),
+    action: `${one(connection.id)}/delete`,
+    label: 'Delete the connection',
+    back: one(connection.id),
+  })
 }

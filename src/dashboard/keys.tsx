@@ -3,10 +3,11 @@ import { type ConnectionView, listConnections } from '../connections/connections
 import { invalidInput } from '../errors.ts'
 import { ownKey } from '../keys/account-keys.ts'
 import { type ApiKey, createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
+import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
-import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
+import { PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/keys'
@@ -35,6 +36,41 @@ export function registerKeys(app: Dashboard): void {
         ),
       )
     }
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
+    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
+    return confirmPage(c, {
+      title: `Rotate the secret of “${key.name}”?`,
+      section: LIST,
+      consequences: (
+        <p>
+          Its current secret stops working at once: whatever sends with it is refused until it uses the new
+          one. The new secret is shown once, on the next page.
+        </p>
+      ),
+      action: `${LIST}/${key.id}/rotate`,
+      label: 'Rotate the secret',
+      back: LIST,
+      keep: 'Keep the current secret',
+    })
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}/revoke`, async (c) => {
+    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
+    return confirmPage(c, {
+      title: `Revoke “${key.name}”?`,
+      section: LIST,
+      consequences: (
+        <p>
+          It stops working at once, for good: whatever sends with it is refused. A revoked key cannot be made
+          to work again; create another to replace it.
+        </p>
+      ),
+      action: `${LIST}/${key.id}/revoke`,
+      label: 'Revoke the key',
+      back: LIST,
+    })
   })
 
   app.post(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
@@ -197,7 +233,7 @@ function KeyRow(props: { apiKey: ApiKey; connections: ConnectionView[]; token: s
       </td>
       <td>
         {usable ? (
-          <details class="dropdown key-actions">
+          <details class="key-actions">
             <summary>Change…</summary>
             <div class="menu">
               <PostForm action={`${LIST}/${key.id}/scope`} token={token}>
@@ -209,13 +245,10 @@ function KeyRow(props: { apiKey: ApiKey; connections: ConnectionView[]; token: s
                   Change scope
                 </button>
               </PostForm>
-              <ActionButton action={`${LIST}/${key.id}/rotate`} token={token} label="Rotate the secret" />
-              <ActionButton
-                action={`${LIST}/${key.id}/revoke`}
-                token={token}
-                label="Revoke"
-                variant="contrast"
-              />
+              <div class="actions">
+                <ConfirmLink href={`${LIST}/${key.id}/rotate`} label="Rotate the secret" />
+                <ConfirmLink href={`${LIST}/${key.id}/revoke`} label="Revoke" />
+              </div>
             </div>
           </details>
         ) : null}

@@ -14,6 +14,7 @@ import {
   type WebhookDelivery,
   type WebhookEventType,
 } from '../webhooks/endpoints.ts'
+import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm } from './forms.ts'
@@ -73,6 +74,38 @@ export function registerWebhooks(app: Dashboard): void {
       },
       (refusal, status) => endpointPage(c, current, { refusal }, status),
     )
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
+    const current = await own(c)
+    return confirmPage(c, {
+      title: `Rotate the signing secret of ${current.url}?`,
+      section: LIST,
+      consequences: (
+        <p>
+          Deliveries from now on are signed with a new secret, and the current one is no longer used: the
+          endpoint refuses them until it checks with the new one. It is shown once, on the next page.
+        </p>
+      ),
+      action: `${one(current.id)}/rotate`,
+      label: 'Rotate the secret',
+      back: one(current.id),
+      keep: 'Keep the current secret',
+    })
+  })
+
+  app.get(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
+    const current = await own(c)
+    return confirmPage(c, {
+      title: `Delete the endpoint ${current.url}?`,
+      section: LIST,
+      consequences: (
+        <p>Nothing more is sent to it, and its deliveries, those still being tried included, go with it.</p>
+      ),
+      action: `${one(current.id)}/delete`,
+      label: 'Delete the endpoint',
+      back: one(current.id),
+    })
   })
 
   app.post(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
@@ -295,8 +328,10 @@ async function endpointPage(
         </label>
         <button type="submit">Save</button>
       </PostForm>
-      <ActionButton action={`${one(webhook.id)}/rotate`} token={token} label="Rotate the secret" />
-      <ActionButton action={`${one(webhook.id)}/delete`} token={token} label="Delete" variant="contrast" />
+      <div class="actions">
+        <ConfirmLink href={`${one(webhook.id)}/rotate`} label="Rotate the secret" />
+        <ConfirmLink href={`${one(webhook.id)}/delete`} label="Delete" />
+      </div>
     </>,
   )
 }

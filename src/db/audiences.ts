@@ -145,6 +145,17 @@ export async function insertMembers(db: Db, audienceId: number, members: MemberI
   return row?.inserted ?? 0
 }
 
+/** One member of the audience, when it has that member. */
+export async function memberById(
+  db: Db,
+  audienceId: number,
+  memberId: number,
+): Promise<MemberRow | undefined> {
+  const [row] = await db<MemberRow[]>`
+    select ${MEMBER_COLUMNS(db)} from audience_members where id = ${memberId} and audience_id = ${audienceId}`
+  return row
+}
+
 /** Whether a member was deleted. */
 export async function deleteMemberRow(db: Db, audienceId: number, memberId: number): Promise<boolean> {
   const deleted =
