@@ -58,6 +58,12 @@ async function checked(db: Db, accountId: number, settings: FormSettings): Promi
   const issues = unstorableTextIssues(settings)
   if (issues.length) throw invalidInput(issues)
   const redirectUrl = settings.redirectUrl?.trim() || null
+  if (redirectUrl !== null && CONTROL.test(redirectUrl)) {
+    throw new AppError(
+      'INVALID_FORM_SETTING',
+      'The redirect URL cannot contain line breaks, tabs or other control characters',
+    )
+  }
   if (redirectUrl !== null && !isWebAddress(redirectUrl)) {
     throw new AppError(
       'INVALID_FORM_SETTING',
@@ -87,6 +93,20 @@ async function checked(db: Db, accountId: number, settings: FormSettings): Promi
     }
   }
   return { name, connectionId: settings.connectionId ?? null, redirectUrl, allowedOrigins }
+}
+
+/**
+ * C0 and C1 controls and DEL. The URL parser drops CR, LF and tabs without a word, so such an
+ * address passes as http(s); as a Location header it cannot be sent at all.
+ */
+const CONTROL = /\p{Cc}/u
+
+/**
+ * Where a submission may send the browser: the form's redirect URL when it is one the settings
+ * take today; a URL stored before they refused control characters gets the thank-you page (null).
+ */
+export function followableRedirect(stored: string | null): string | null {
+  return stored !== null && !CONTROL.test(stored) && isWebAddress(stored) ? stored : null
 }
 
 function isWebAddress(text: string): boolean {

@@ -9,6 +9,7 @@ import { EmailAddressSchema } from '../generated/routes.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { countSubmission, FORM_SUBMISSIONS_PER_HOUR } from '../signups/submission-limit.ts'
 import { escapeHtml } from '../templates/placeholders.ts'
+import { followableRedirect } from './forms.ts'
 
 /** The name of the hidden field people never fill and bots do. */
 export const HONEYPOT_FIELD = '_mailroom_website'
@@ -69,7 +70,8 @@ export async function submitForm(
   }
   const issues = unstorableTextIssues(fields)
   if (issues.length) throw invalidInput(issues)
-  const result = { redirectUrl: form.redirect_url }
+  // Checked before anything is sent: once the email is queued, the answer must not fail.
+  const result = { redirectUrl: followableRedirect(form.redirect_url) }
   if (fields.some(([name, value]) => name === HONEYPOT_FIELD && value !== '')) return result
   await countSubmission(sql, `form:${form.id}`, submission.client, FORM_SUBMISSIONS_PER_HOUR)
   const shown = fields.filter(([name]) => name !== HONEYPOT_FIELD)

@@ -74,6 +74,14 @@ describe('mailroom form', () => {
     const s = await startSender(app, 'cliformbad')
     for (const args of [
       ['--account', String(s.accountId), '--name', 'x', '--redirect', 'javascript:alert(1)'],
+      [
+        '--account',
+        String(s.accountId),
+        '--name',
+        'x',
+        '--redirect',
+        'https://example.com/\r\nSet-Cookie: a=b',
+      ],
       ['--account', String(s.accountId), '--name', 'x', '--allow-origin', 'example.com'],
       ['--account', '999999', '--name', 'x'],
     ]) {
@@ -82,6 +90,16 @@ describe('mailroom form', () => {
       expect(run.stdout).toBe('')
       expect(run.stderr.trim().split('\n')).toHaveLength(1)
     }
+    const control = await mailroom(
+      'form',
+      'create',
+      ...['--account', String(s.accountId), '--name', 'x', '--redirect', 'https://example.com/a\tb'],
+    )
+    expect(control.stderr).toContain(
+      'The redirect URL cannot contain line breaks, tabs or other control characters',
+    )
+    const list = await mailroom('form', 'list', '--account', String(s.accountId))
+    expect(list.json).toEqual([])
   })
 })
 

@@ -80,6 +80,14 @@ describe('Forms', () => {
     const bad = await browser.post('/dashboard/forms', { name: 'Contact', redirect_url: 'ftp://x' })
     expect(bad.status).toBe(400)
     expect(textOf(bad.html)).toContain('redirect URL must be an http or https address')
+    const broken = await browser.post('/dashboard/forms', {
+      name: 'Contact',
+      redirect_url: 'https://example.com/thanks\r\nSet-Cookie: a=b',
+    })
+    expect(broken.status).toBe(400)
+    expect(textOf(broken.html)).toContain(
+      'The redirect URL cannot contain line breaks, tabs or other control characters',
+    )
     const created = await browser.post('/dashboard/forms', {
       name: 'Contact',
       redirect_url: 'https://example.com/thanks',

@@ -190,6 +190,41 @@ describe('submitting', () => {
     expect(thanks.headers.get('location')).toBeNull()
   })
 
+  it('refuses a redirect URL with a line break or another control character where it is set', async () => {
+    const s = await startSender(app, 'redirectcontrol')
+    const set = (redirectUrl: string) =>
+      createForm(app.services.sql, s.accountId, { name: 'x', redirectUrl }, PUBLIC)
+    for (const bad of [
+      'https://example.com/thanks\r\nSet-Cookie: a=b',
+      'https://example.com/\nthanks',
+      'https://example.com/\tthanks',
+      'https://example.com/thanks\u0001',
+      'https://example.com/thanks\u007f',
+      'https://example.com/thanks\u0085',
+    ]) {
+      await expect(set(bad)).rejects.toMatchObject({
+        code: 'INVALID_FORM_SETTING',
+        message: 'The redirect URL cannot contain line breaks, tabs or other control characters',
+      })
+    }
+    expect((await set('https://example.com/thanks?a=b c#é')).redirect_url).toBe(
+      'https://example.com/thanks?a=b c#é',
+    )
+  })
+
+  it('answers a submission with the thank-you page when the stored redirect URL could not be sent, the email queued once', async () => {
+    const s = await startSender(app, 'redirectstored')
+    const form = await formOf(s, { redirectUrl: 'https://example.com/thanks' })
+    // As stored before such URLs were refused where they are set.
+    await app.services.sql`
+      update forms set redirect_url = ${'https://example.com/thanks\r\nSet-Cookie: a=b'} where id = ${form.id}`
+    const res = await submit(form.public_id, new URLSearchParams({ m: 'x' }))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('location')).toBeNull()
+    expect(textOf(await res.text())).toContain('Thank you')
+    expect(await outboxOf(s.accountId)).toHaveLength(1)
+  })
+
   it('refuses origins outside the allowed list with 403, and lets the allowed ones read the answer', async () => {
     const s = await startSender(app, 'origins')
     const form = await formOf(s, { allowedOrigins: ['https://good.example'] })
