@@ -52,7 +52,8 @@ export function SignupPageSection(props: {
         <PostForm action={action} token={token}>
           <label>
             Slug <small class="muted">(its address: /signup/slug; 3 to 64 of a-z, 0-9 and -)</small>
-            <input name="slug" required pattern="[a-z0-9-]{3,64}" value={page?.slug ?? ''} />
+            {/* Browsers read a pattern with the `v` flag, where a bare `-` in a class is an error. */}
+            <input name="slug" required pattern={'[a-z0-9\\-]{3,64}'} value={page?.slug ?? ''} />
           </label>
           <label>
             Title <small class="muted">(default: the audience's name)</small>

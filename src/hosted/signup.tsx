@@ -1,9 +1,13 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { AppError } from '../errors.ts'
 import { HONEYPOT_FIELD } from '../forms/submission.ts'
 import { clientAddress } from '../net/client-address.ts'
 import {
   confirmSubscription,
+  type PublicSignupPage,
   pendingConfirmation,
   publicSignupPage,
+  type SignupOutcome,
   subscribe,
 } from '../signups/signup-pages.ts'
 import type { Hosted, HostedContext } from './env.ts'
@@ -25,7 +29,12 @@ export function Honeypot() {
   )
 }
 
-const THANKS = 'Thank you. Check your inbox if a confirmation is needed.'
+/** What the page says once it took an address: with double opt-in, nobody joins before confirming. */
+const THANKS: Record<SignupOutcome, string> = {
+  joined: 'Thank you: you are subscribed.',
+  confirmation_sent:
+    'Thank you. Check your inbox: you are subscribed once you follow the link in the email we sent.',
+}
 
 /** GET and POST /signup/{slug}, and the double opt-in link's page (GET asks, POST confirms). */
 export function registerSignup(app: Hosted): void {
@@ -46,37 +55,70 @@ export function registerSignup(app: Hosted): void {
     return hostedPage(c, title, <p role="status">You are subscribed. Thank you.</p>)
   })
 
-  app.get('/signup/:slug', async (c) => {
-    const page = await publicSignupPage(c.get('services').sql, c.req.param('slug'))
-    return hostedPage(
-      c,
-      page.title,
-      <>
-        {page.description ? <p>{page.description}</p> : null}
-        <form method="post">
-          <label>
-            Email
-            <input type="email" name="email" required autocomplete="email" maxlength={254} />
-          </label>
-          <Honeypot />
-          <button type="submit">Subscribe</button>
-        </form>
-      </>,
-    )
-  })
+  app.get('/signup/:slug', async (c) =>
+    signupForm(c, await publicSignupPage(c.get('services').sql, c.req.param('slug')), {}),
+  )
 
   app.post('/signup/:slug', async (c) => {
     const { sql, config } = c.get('services')
     const fields = await submittedFields(c)
     const field = (name: string) => fields.find(([n]) => n === name)?.[1] ?? ''
-    await subscribe(sql, config.publicUrl, {
-      slug: c.req.param('slug'),
-      email: field('email'),
-      honeypot: field(HONEYPOT_FIELD) !== '',
-      client: clientAddress(c, config.trustProxy),
-    })
-    return thanks(c, THANKS)
+    try {
+      const outcome = await subscribe(sql, config.publicUrl, {
+        slug: c.req.param('slug'),
+        email: field('email'),
+        honeypot: field(HONEYPOT_FIELD) !== '',
+        client: clientAddress(c, config.trustProxy),
+      })
+      return thanks(c, THANKS[outcome])
+    } catch (error) {
+      const problem = emailProblem(error)
+      // A person at a browser gets the form again, their address in it and the problem beside it.
+      if (problem === undefined || wantsJson(c)) throw error
+      const page = await publicSignupPage(sql, c.req.param('slug'))
+      return signupForm(c, page, { email: field('email'), problem }, 400)
+    }
   })
+}
+
+/** What is wrong with the address typed, when that is why the sign-up was refused. */
+function emailProblem(error: unknown): string | undefined {
+  if (!(error instanceof AppError) || error.code !== 'VALIDATION_ERROR') return undefined
+  return error.issues?.find((issue) => issue.path[0] === 'email')?.message
+}
+
+function signupForm(
+  c: HostedContext,
+  page: PublicSignupPage,
+  typed: { email?: string; problem?: string },
+  status: ContentfulStatusCode = 200,
+) {
+  return hostedPage(
+    c,
+    page.title,
+    <>
+      {page.description ? <p>{page.description}</p> : null}
+      <form method="post">
+        <label>
+          Email
+          <input
+            type="email"
+            name="email"
+            required
+            autocomplete="email"
+            maxlength={254}
+            value={typed.email}
+            aria-invalid={typed.problem ? 'true' : undefined}
+            aria-describedby={typed.problem ? 'email-problem' : undefined}
+          />
+          {typed.problem ? <small id="email-problem">{typed.problem}</small> : null}
+        </label>
+        <Honeypot />
+        <button type="submit">Subscribe</button>
+      </form>
+    </>,
+    status,
+  )
 }
 
 export function thanks(c: HostedContext, message: string) {

@@ -154,8 +154,11 @@ export async function enableSignupPage(
 
 // ---------------------------------------------------------------- The public side
 
+/** A page as the public sees it, with what decides whether it is open (its account and plan). */
+export type PublicSignupPage = PublicSignupPageRow
+
 /** The page at `slug`, when the public may use it: enabled, and its account on Pro. */
-export async function publicSignupPage(db: Db, slug: string): Promise<PublicSignupPageRow> {
+export async function publicSignupPage(db: Db, slug: string): Promise<PublicSignupPage> {
   const page = SLUG.test(slug) ? await signupPageBySlug(db, slug) : undefined
   if (!page?.enabled || page.plan !== 'pro') {
     throw new AppError('SIGNUP_PAGE_NOT_FOUND', 'There is no sign-up page at this address')
@@ -171,14 +174,18 @@ export interface Subscription {
   client: string | undefined
 }
 
+/** What a sign-up came to, as the page tells it: joined, or asked to confirm by email. */
+export type SignupOutcome = 'joined' | 'confirmation_sent'
+
 /**
  * A sign-up through the page. The answer is the same whether the address is new or already a
  * member (or waiting for its confirmation): nothing tells who is subscribed. With double opt-in,
  * the address gets a confirmation email instead of becoming a member.
  */
-export async function subscribe(sql: Sql, publicUrl: string, request: Subscription): Promise<void> {
+export async function subscribe(sql: Sql, publicUrl: string, request: Subscription): Promise<SignupOutcome> {
   const page = await publicSignupPage(sql, request.slug)
-  if (request.honeypot) return
+  const outcome = page.double_opt_in ? 'confirmation_sent' : 'joined'
+  if (request.honeypot) return outcome
   const email = request.email.trim()
   if (!EmailAddressSchema.safeParse(email).success) {
     throw invalidInput([{ path: ['email'], message: 'Enter a valid email address', code: 'invalid_format' }])
@@ -186,7 +193,7 @@ export async function subscribe(sql: Sql, publicUrl: string, request: Subscripti
   await countSubmission(sql, `signup:${page.slug}`, request.client, SIGNUPS_PER_HOUR)
   if (!page.double_opt_in) {
     await join(sql, page.audience_id, page.slug, email)
-    return
+    return outcome
   }
   const token = randomBytes(32).toString('base64url')
   const link = `${publicUrl}/signup/confirm/${token}`
@@ -222,6 +229,7 @@ export async function subscribe(sql: Sql, publicUrl: string, request: Subscripti
       },
     ])
   })
+  return outcome
 }
 
 /** Adds the address to the audience with the page's payload; counted when it is new. */

@@ -179,6 +179,36 @@ describe('subscribing', () => {
     expect(await members(s.accountId, audienceId)).toHaveLength(0)
   })
 
+  it('shows a browser the form again on a bad address: the problem beside the field, the address kept', async () => {
+    const s = await startSender(app, 'again', { plan: 'pro' })
+    await pageFor(s, 'again-page')
+    const typed = 'ann@@example.com <b>'
+    const res = await post('/signup/again-page', { email: typed })
+    expect(res.status).toBe(400)
+    const html = await res.text()
+    expect(html).toMatch(
+      /<input type="email" name="email"[^>]* value="ann@@example.com &lt;b&gt;" aria-invalid="true" aria-describedby="email-problem"\/>/,
+    )
+    expect(html).toContain('<small id="email-problem">Enter a valid email address</small>')
+    expect(html).toContain('<button type="submit">Subscribe</button>')
+    expect(html).toContain('<h1>List again-page</h1>')
+  })
+
+  it('says what happens next: subscribed at once, or once the emailed link is followed', async () => {
+    const s = await startSender(app, 'words', { plan: 'pro' })
+    await pageFor(s, 'words-now')
+    await pageFor(s, 'words-later', { doubleOptIn: true })
+    const now = textOf(await (await post('/signup/words-now', { email: 'a@example.com' })).text())
+    expect(now).toContain('Thank you: you are subscribed.')
+    expect(now).not.toContain('inbox')
+    for (const honeypot of ['', 'http://spam']) {
+      const later = await post('/signup/words-later', { email: 'b@example.com', [HONEYPOT_FIELD]: honeypot })
+      expect(textOf(await later.text())).toContain(
+        'Check your inbox: you are subscribed once you follow the link in the email we sent.',
+      )
+    }
+  })
+
   it('takes a filled honeypot for a bot: the same success, nothing stored', async () => {
     const s = await startSender(app, 'honey', { plan: 'pro' })
     const audienceId = await pageFor(s, 'honey-page')
