@@ -16,17 +16,25 @@ const SALT_BYTES = 16
 /** scrypt needs 128 * N * r bytes; Node refuses above its default of 32 MiB unless told. */
 const MAX_MEMORY = 256 * 1024 * 1024
 /**
- * Hashes at once, the rest wait their turn: each takes 128 MiB and a core, and runs on libuv's
- * thread pool, which DNS lookups (SMTP hosts) and file reads share.
+ * Hashes at once, and hashes waiting for their turn at most. Each takes 128 MiB and a core, and
+ * runs on libuv's thread pool, which DNS lookups (SMTP hosts) and file reads share. The last in
+ * line waits for all those ahead (about a second each), so a longer line would only make every
+ * sign-in late, the owner's among them; past it, "try again in a moment".
  */
-const MAX_CONCURRENT_HASHES = 2
+export const HASH_SLOTS = { running: 2, waiting: 4 } as const
 
 let hashing = 0
 const waitingForSlot: (() => void)[] = []
 
 async function inHashSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (hashing < MAX_CONCURRENT_HASHES) hashing++
-  else await new Promise<void>((resolve) => waitingForSlot.push(resolve))
+  if (hashing < HASH_SLOTS.running) hashing++
+  else if (waitingForSlot.length >= HASH_SLOTS.waiting) {
+    throw new AppError(
+      'PASSWORD_CHECKS_BUSY',
+      'Too many passwords are being checked at the moment. Try again in a moment.',
+      { details: { retryAfter: 1 } },
+    )
+  } else await new Promise<void>((resolve) => waitingForSlot.push(resolve))
   try {
     return await work()
   } finally {

@@ -142,6 +142,8 @@ export const ERROR_CATALOG = {
   TOO_MANY_SUBMISSIONS: { status: 429, body: 'standard', api: false },
   /** Too many failed sign-ins for the address or from the client address; the same whether the account exists or not (`details.retryAfter`). */
   SIGN_IN_THROTTLED: { status: 429, body: 'standard', api: false },
+  /** More sign-ins or password changes are waiting for their password hash than the service lets wait; try again in a moment (`details.retryAfter`). Not counted as a failed sign-in. */
+  PASSWORD_CHECKS_BUSY: { status: 429, body: 'standard', api: false },
 } as const satisfies Record<string, ErrorCatalogEntry>
 
 export type ErrorCode = keyof typeof ERROR_CATALOG
