@@ -36,6 +36,8 @@ export interface Config {
   ehloName: string
   /** How long queued mail may keep being deferred before it ends failed (hours). */
   queueLifetimeHours: number
+  /** How long an SMTP session may sit idle before Mailroom ends it with QUIT (milliseconds). */
+  smtpIdleMs: number
 }
 
 /** A setting that cannot be used; the message names every bad one, on one line. */
@@ -52,6 +54,8 @@ export const MIN_SECRET_LENGTH = 32
 const TRUE_WORDS = ['1', 'true', 'yes', 'on']
 const FALSE_WORDS = ['0', 'false', 'no', 'off']
 const MAX_PORT = 65_535
+/** The longest an idle SMTP session is kept: below the 30 s socket timeout, which would end it without QUIT. */
+const MAX_SMTP_IDLE_MS = 25_000
 
 /**
  * Reads and checks every setting before anything is opened or created: one bad value stops
@@ -110,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueLifetimeHours: read('MAILROOM_QUEUE_LIFETIME_HOURS', 72, (raw) =>
       wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
     ),
+    smtpIdleMs: read('MAILROOM_SMTP_IDLE_MS', 20_000, (raw) => wholeNumber(raw, 1, MAX_SMTP_IDLE_MS)),
   }
   if (databaseUrl && !env.MAILROOM_SECRET) {
     problems.push(

@@ -60,6 +60,7 @@ export async function openServices(
   const transports = new TransportPool(secret, {
     allowPrivateHosts: config.allowPrivateSmtpHosts,
     ehloName: config.ehloName,
+    idleMs: config.smtpIdleMs,
   })
   return {
     config,

@@ -20,6 +20,7 @@ describe('settings (rulings: names and operator interface)', () => {
       metricsToken: undefined,
       ehloName: os.hostname(),
       queueLifetimeHours: 72,
+      smtpIdleMs: 20_000,
       publicUrl: 'http://127.0.0.1:3000',
       trustProxy: false,
     })
@@ -41,6 +42,7 @@ describe('settings (rulings: names and operator interface)', () => {
         MAILROOM_METRICS_TOKEN: 'scrape-me-please',
         MAILROOM_EHLO_NAME: 'mta.example.com',
         MAILROOM_QUEUE_LIFETIME_HOURS: '120',
+        MAILROOM_SMTP_IDLE_MS: '5000',
         MAILROOM_PUBLIC_URL: 'https://mail.example.com/',
         MAILROOM_TRUST_PROXY: '1',
       }),
@@ -59,6 +61,7 @@ describe('settings (rulings: names and operator interface)', () => {
       metricsToken: 'scrape-me-please',
       ehloName: 'mta.example.com',
       queueLifetimeHours: 120,
+      smtpIdleMs: 5000,
       publicUrl: 'https://mail.example.com',
       trustProxy: true,
     })
@@ -125,6 +128,11 @@ describe('settings (rulings: names and operator interface)', () => {
       'MAILROOM_QUEUE_LIFETIME_HOURS',
       '0',
       'MAILROOM_QUEUE_LIFETIME_HOURS must be a whole number, at least 1, not "0"',
+    ],
+    [
+      'MAILROOM_SMTP_IDLE_MS',
+      '30000',
+      'MAILROOM_SMTP_IDLE_MS must be a whole number from 1 to 25000, not "30000"',
     ],
   ])('refuses %s=%s on one line that names it and what it must be', (name, value, message) => {
     const env: NodeJS.ProcessEnv = { [name]: value }

@@ -11,7 +11,10 @@ import { type Bench, type Figures, message } from '../support.ts'
  */
 export async function measureRaw(bench: Bench): Promise<Figures> {
   const transport = nodemailer.createTransport({
-    ...smtpTransportOptions(bench.sink.login, await resolveSmtpHost(bench.sink.host, true), { pool: true }),
+    ...smtpTransportOptions(bench.sink.login, await resolveSmtpHost(bench.sink.host, true), {
+      pool: true,
+      idleMs: 20_000,
+    }),
     maxConnections: 5,
     maxMessages: 100,
   })

@@ -10,7 +10,7 @@ import type { CallerClaim } from '../keys/claim.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { release } from '../quota/reservations.ts'
 import { claimAndReserve, type RecordAttempt } from '../quota/send-reservation.ts'
-import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import { type AttemptRecord, attemptByIdempotencyKey, outboxMessage, settledIfDead } from './outbox.ts'
@@ -126,14 +126,23 @@ export async function sendNow(
   )
   context.metrics.email('failed', connection.id)
   if (wait) {
-    throw new LimitReached(
-      PUSHBACK_RETRY_AFTER_SECONDS * 1000,
-      'RATE_LIMITED',
-      `The SMTP server asked to slow down: ${reason}`,
-      { retryAfter: PUSHBACK_RETRY_AFTER_SECONDS },
-    )
+    throw new LimitReached(PUSHBACK_RETRY_AFTER_SECONDS * 1000, 'RATE_LIMITED', waitText(outcome, reason), {
+      retryAfter: PUSHBACK_RETRY_AFTER_SECONDS,
+    })
   }
   throw new AppError('INTERNAL_ERROR', reason)
+}
+
+/**
+ * Why a send that took nothing may be tried again: the provider asked the connection to slow
+ * down, or it only deferred the recipients (a greylisting or lookup failure, say), which is not
+ * the same and is not said as if it were.
+ */
+function waitText(outcome: AttemptOutcome, reason: string): string {
+  if (outcome.pushback !== undefined) return `The SMTP server asked to slow down: ${reason}`
+  const [only] = outcome.recipients
+  const who = outcome.recipients.length === 1 && only ? `the recipient ${only.address}` : 'every recipient'
+  return `The SMTP server deferred ${who} for now (try again later): ${reason}`
 }
 
 /**

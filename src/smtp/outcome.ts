@@ -1,5 +1,12 @@
 import { domainToASCII } from 'node:url'
-import { isAuthFailure, isLineTooLong, isQuotaReply, responseCodeOf, smtpReason } from './transport.ts'
+import {
+  isAuthFailure,
+  isLineTooLong,
+  isQuotaReply,
+  isRefusedUnsent,
+  responseCodeOf,
+  smtpReason,
+} from './transport.ts'
 
 /**
  * What one SMTP attempt did, recipient by recipient, and whether its failure speaks for the
@@ -65,6 +72,8 @@ export function outcomeOfError(recipients: string[], error: unknown): AttemptOut
   const stage = commandOf(error)
   const all = (status: RecipientStatus, reply: string): RecipientOutcome[] =>
     recipients.map((address) => ({ address, status, reply }))
+  // Larger than the server takes: refused for good before a byte of it was sent.
+  if (isRefusedUnsent(error)) return { recipients: all('refused', reason) }
   if (code === undefined || isAuthFailure(error)) {
     // No reply to the message at all: the server could not be reached, or would not let us in.
     return { recipients: all('deferred', reason), unreachable: reason }

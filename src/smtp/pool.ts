@@ -5,7 +5,8 @@ import nodemailer, { type Transporter } from 'nodemailer'
 import { resolveSmtpHost } from './host.ts'
 import type { SentInfo } from './outcome.ts'
 import { openPassword } from './secret-box.ts'
-import { smtpTransportOptions } from './transport.ts'
+import { SessionLimit } from './session-limit.ts'
+import { isRefusedAtConnect, smtpTransportOptions } from './transport.ts'
 
 /** What a pooled session needs of a connection. */
 export interface SmtpAccount {
@@ -21,6 +22,8 @@ export interface SmtpSettings {
   allowPrivateHosts: boolean
   /** The EHLO name (MAILROOM_EHLO_NAME). */
   ehloName: string
+  /** How long a session may sit idle before it is ended with QUIT (MAILROOM_SMTP_IDLE_MS). */
+  idleMs: number
 }
 
 interface Entry {
@@ -71,7 +74,11 @@ export class TransportPool {
       password: openPassword(this.secret, connection.password_encrypted),
     }
     return nodemailer.createTransport(
-      smtpTransportOptions(login, resolved, { pool: true, name: this.settings.ehloName }),
+      smtpTransportOptions(login, resolved, {
+        pool: true,
+        name: this.settings.ehloName,
+        idleMs: this.settings.idleMs,
+      }),
     )
   }
 }
@@ -107,10 +114,35 @@ interface PooledMessage {
 
 type PoolSend = (mail: PooledMessage, callback: (error: Error | null, info: SentInfo) => void) => void
 
-/** nodemailer's pool: how it is handed a message, and the messages waiting for a free session. */
+/**
+ * One of nodemailer's pooled sessions (its PoolResource): whether it is free for a message or
+ * done for, its SMTP connection, and the events it emits when it becomes free and when it ends.
+ */
+interface PooledSession {
+  available?: boolean
+  _failed?: boolean
+  _closed?: boolean
+  connection?: { quit(): void }
+  close(): void
+  once(event: 'close', listener: () => void): void
+  prependOnceListener(event: 'available', listener: () => void): void
+}
+
+/**
+ * nodemailer's pool: how it is handed a message, the messages waiting for a free session, its
+ * sessions, and how many it may open (read each time it looks for a free one).
+ */
 interface Pool {
   send: PoolSend
+  options: { maxConnections: number }
   _queue?: { mail: PooledMessage }[]
+  _connections?: PooledSession[]
+}
+
+const limits = new WeakMap<Pool, SessionLimit>()
+
+function poolOf(transporter: Transporter): Pool {
+  return (transporter as unknown as { transporter: Pool }).transporter
 }
 
 /**
@@ -126,21 +158,60 @@ interface Pool {
  * callers that came before it.
  */
 export function sendRaw(transporter: Transporter, message: RawMessage): Promise<SentInfo> {
-  const pool = (transporter as unknown as { transporter: Pool }).transporter
+  const pool = poolOf(transporter)
   const pooled: PooledMessage = {
     data: {},
     callerWaits: message.callerWaits === true,
     message: {
-      getEnvelope: () => message.envelope,
+      // The size goes with MAIL FROM (SIZE=) to a server that offers SIZE: a message larger than
+      // it takes is refused before its bytes are sent.
+      getEnvelope: () => ({ ...message.envelope, size: message.raw.length }),
       messageId: () => message.messageId,
       getHeader: (key) => (key.toLowerCase() === 'message-id' ? message.messageId : undefined),
       createReadStream: () => new WholeMessage(message.raw),
     },
   }
   return new Promise((resolve, reject) => {
-    pool.send(pooled, (error, info) => (error ? reject(error) : resolve(info)))
-    if (pooled.callerWaits) moveAhead(pool, pooled)
+    const limit = sessionLimitOf(pool)
+    let refusals = 0
+    const hand = () => {
+      pool.send(pooled, (error, info) => {
+        if (!error) {
+          limit.carried()
+          pool.options.maxConnections = limit.current
+          return resolve(info)
+        }
+        const others = isRefusedAtConnect(error) ? liveSessions(pool) : 0
+        // Bounded: a server that refuses every session ends with no session left to wait for.
+        if (others === 0 || refusals >= limit.most) return reject(error)
+        refusals++
+        limit.refused(others)
+        pool.options.maxConnections = limit.current
+        hand()
+      })
+      if (pooled.callerWaits) moveAhead(pool, pooled)
+    }
+    hand()
   })
+}
+
+/**
+ * The connection's session count (see SessionLimit): a new session refused at connect while
+ * others work hands its message back to the pool, where it waits for one of them, and the pool
+ * opens no more sessions than the server let in. Nothing of the message was sent on it.
+ */
+function sessionLimitOf(pool: Pool): SessionLimit {
+  let limit = limits.get(pool)
+  if (!limit) {
+    limit = new SessionLimit(pool.options.maxConnections)
+    limits.set(pool, limit)
+  }
+  return limit
+}
+
+/** Sessions of the pool neither ended nor failed: the refused one is already marked failed. */
+function liveSessions(pool: Pool): number {
+  return (pool._connections ?? []).filter((session) => !session._failed && !session._closed).length
 }
 
 /**
@@ -187,40 +258,39 @@ function moveAhead(pool: Pool, pooled: PooledMessage): void {
   queue.splice(behindCallers === -1 ? queue.length : behindCallers, 0, entry)
 }
 
-/** The part of nodemailer's pool (SMTPPool and its PoolResource) that can end a session politely. */
-interface PooledSession {
-  available?: boolean
-  connection?: { quit(): void; once(event: 'end', listener: () => void): void }
-}
-
 const GOODBYE_MS = 2_000
 
 /**
  * nodemailer's pool drops its sessions without QUIT when it closes (servers log "lost
- * connection"); only its idle timer says goodbye. So each idle session is told QUIT first, and
- * given a moment for the server's 221, then the pool is closed. A change of nodemailer's
- * internals shows in the test that counts the QUITs a server receives.
+ * connection"); only its idle timer says goodbye. So each session is told QUIT: an idle one at
+ * once, a busy one as soon as it is done with its message (ahead of the pool, which would drop
+ * it), and each is given a moment for the server's 221. A change of nodemailer's internals shows
+ * in the tests that count the QUITs a server receives.
  */
 async function closePolitely(transporter: Transporter): Promise<void> {
-  const pool = (transporter as unknown as { transporter?: { _connections?: PooledSession[] } }).transporter
-  const goodbyes = (pool?._connections ?? []).flatMap((session) => {
-    const connection = session.connection
-    if (!session.available || !connection) return []
-    // Not handed another message while it says goodbye.
-    session.available = false
-    return [
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, GOODBYE_MS)
-        connection.once('end', () => {
-          clearTimeout(timer)
-          resolve()
-        })
-        connection.quit()
-      }),
-    ]
-  })
-  await Promise.all(goodbyes)
+  const goodbyes = (poolOf(transporter)._connections ?? []).map(goodbye)
   transporter.close()
+  await Promise.all(goodbyes)
+}
+
+function goodbye(session: PooledSession): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined
+    session.once('close', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    const quit = () => {
+      const connection = session.connection
+      if (!connection) return
+      // Not handed another message while it says goodbye; a server that never answers is left.
+      session.available = false
+      timer = setTimeout(() => session.close(), GOODBYE_MS)
+      connection.quit()
+    }
+    if (session.available) quit()
+    else session.prependOnceListener('available', quit)
+  })
 }
 
 /** Changes whenever anything the SMTP session depends on changes (a new password gets a new IV). */

@@ -27,6 +27,8 @@ export class SmtpLoginError extends Error {
   }
 }
 
+// The socket timeout stays above the longest idle time MAILROOM_SMTP_IDLE_MS allows (25 s): it
+// would otherwise end an idle session before the pool's QUIT.
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
 // maxRequeues stays at nodemailer's default: the pool only requeues a message none of whose bytes
 // were sent (e.g. a 421 on a reused connection), and without it such a 421 is reported as a bare
@@ -43,6 +45,15 @@ export interface SessionOptions {
 }
 
 /**
+ * How long a pooled session may sit idle before it is ended with QUIT (MAILROOM_SMTP_IDLE_MS):
+ * below the socket timeout, which would otherwise end it first, without a word to the server.
+ */
+export interface PoolSessionOptions extends SessionOptions {
+  pool: true
+  idleMs: number
+}
+
+/**
  * nodemailer options for one login. The socket goes to the address `resolveSmtpHost` checked,
  * while the certificate is verified against the host name the owner gave (`servername`), or
  * against the IP itself when they gave an IP: Node checks `servername`, else `host`.
@@ -50,7 +61,7 @@ export interface SessionOptions {
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts: SessionOptions & { pool: true },
+  opts: PoolSessionOptions,
 ): SMTPPoolOptions & { pool: true }
 export function smtpTransportOptions(
   login: SmtpLogin,
@@ -60,12 +71,12 @@ export function smtpTransportOptions(
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts?: SessionOptions & { pool?: boolean },
+  opts?: SessionOptions | PoolSessionOptions,
 ): SMTPTransportOptions | (SMTPPoolOptions & { pool: true })
 export function smtpTransportOptions(
   login: SmtpLogin,
   resolved: ResolvedSmtpHost,
-  opts: SessionOptions & { pool?: boolean } = {},
+  opts: SessionOptions | PoolSessionOptions = {},
 ): SMTPTransportOptions | (SMTPPoolOptions & { pool: true }) {
   const base: SMTPTransportOptions = {
     host: resolved.address,
@@ -85,7 +96,7 @@ export function smtpTransportOptions(
     ...(opts.name ? { name: opts.name } : {}),
     logger: false,
   }
-  return opts.pool ? { ...base, pool: true, ...POOL } : base
+  return 'pool' in opts ? { ...base, pool: true, ...POOL, idleTimeout: opts.idleMs } : base
 }
 
 /**
@@ -119,6 +130,7 @@ export async function verifySmtpLogin(login: SmtpLogin, allowPrivate: boolean, n
 }
 
 type ErrorLike = {
+  command?: unknown
   code?: unknown
   originalCode?: unknown
   response?: unknown
@@ -150,6 +162,23 @@ export function responseCodeOf(error: unknown): number | undefined {
 /** The enhanced status code (RFC 3463) of the reply, e.g. `5.4.5`. */
 function enhancedCodeOf(response: string): string | undefined {
   return /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1]
+}
+
+/**
+ * A new session the server would not let in: a 4xx greeting (`421 4.7.0 too many connections`).
+ * Nothing of any message was sent on it.
+ */
+export function isRefusedAtConnect(error: unknown): boolean {
+  const code = responseCodeOf(error)
+  return fields(error).command === 'CONN' && code !== undefined && code >= 400 && code < 500
+}
+
+/**
+ * A message the client refused to send, without a word to the server: larger than the SIZE the
+ * server announced (nodemailer's EMESSAGE with no reply). Sending it again changes nothing.
+ */
+export function isRefusedUnsent(error: unknown): boolean {
+  return codesOf(error).includes('EMESSAGE') && responseOf(error) === undefined
 }
 
 const PUSHBACK_CODES = new Set([421, 450, 451, 452, 454])

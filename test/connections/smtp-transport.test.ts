@@ -86,13 +86,15 @@ describe('smtpTransportOptions', () => {
   })
 
   it('uses implicit TLS on 465 and pools when asked', () => {
-    const options = smtpTransportOptions({ ...login, port: 465 }, resolved, { pool: true })
+    const options = smtpTransportOptions({ ...login, port: 465 }, resolved, { pool: true, idleMs: 10_000 })
     expect(options).toMatchObject({
       port: 465,
       secure: true,
       requireTLS: false,
       pool: true,
       maxConnections: 5,
+      // Ended with QUIT when idle this long, before the socket timeout could end it without.
+      idleTimeout: 10_000,
       // nodemailer ends a session at its message cap without QUIT: there is none.
       maxMessages: Number.POSITIVE_INFINITY,
     })
@@ -226,7 +228,14 @@ describe('classifySmtpError on real replies', () => {
   it('421 once the sink throttles is push-back, on a pooled and on a fresh connection', async () => {
     const s = await sink({ port: 587, behaviour: { throttleAfter: 1 } })
     // One connection, so the second message starts on the session that sent the first.
-    const options = smtpTransportOptions(s.login, { address: s.host, servername: undefined }, { pool: true })
+    const options = smtpTransportOptions(
+      s.login,
+      { address: s.host, servername: undefined },
+      {
+        pool: true,
+        idleMs: 10_000,
+      },
+    )
     const pool = nodemailer.createTransport({ ...options, maxConnections: 1 })
     try {
       const mail = { from: 'sender@example.com', to: 'a@example.com', subject: 'x', text: 'y' }

@@ -150,6 +150,18 @@ describe('POST /send: every recipient refused', () => {
     expect(retried.status).toBe(200)
     expect(retried.body.replayed).toBeUndefined()
   })
+
+  it('the only recipient deferred (451 4.3.0 lookup failure): the 429 says it was deferred, with the reply, not that the server asked to slow down', async () => {
+    const s = await sender({
+      recipientReplies: { 'ada@example.com': { code: 451, message: '4.3.0 Temporary lookup failure' } },
+    })
+    const reply = await postSend(app, s.key, email())
+    expect(reply.status).toBe(429)
+    expect(reply.body).toMatchObject({ code: 'RATE_LIMITED', details: { retryAfter: expect.any(Number) } })
+    expect(reply.body.message).toBe(
+      'The SMTP server deferred the recipient ada@example.com for now (try again later): 451 4.3.0 Temporary lookup failure',
+    )
+  })
 })
 
 describe('POST /send: only replies that speak for the whole connection count toward pausing', () => {

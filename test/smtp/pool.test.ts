@@ -20,7 +20,7 @@ let passwordEncrypted: string
 beforeAll(async () => {
   // Each message takes a while to be answered, so the queue behind the busy sessions stays put.
   sink = await startSmtpSink({ port: 587, behaviour: { dataDelayMs: 150 } })
-  pool = new TransportPool(SECRET, { allowPrivateHosts: true, ehloName: 'mailroom.test' })
+  pool = new TransportPool(SECRET, { allowPrivateHosts: true, ehloName: 'mailroom.test', idleMs: 20_000 })
   // Sealed once: the pool is kept while the login reads the same.
   passwordEncrypted = sealPassword(SECRET, sink.password)
 })

@@ -86,6 +86,7 @@ export function testConfig(databaseUrl: string, settings: Partial<Config> = {}):
     metricsToken: undefined,
     ehloName: 'mailroom.test',
     queueLifetimeHours: 72,
+    smtpIdleMs: 20_000,
     publicUrl: 'http://localhost',
     trustProxy: false,
     ...settings,

@@ -37,6 +37,11 @@ export interface SinkBehaviour {
   dropAfterData: boolean
   /** Once this many messages were accepted, new connections and new transactions get 421. */
   throttleAfter: number | undefined
+  /**
+   * At most this many sessions at once (a server's per-client limit): one more is greeted with
+   * `421 4.7.0 too many connections`, as Postfix does.
+   */
+  maxSessions: number | undefined
 }
 
 export interface SmtpSinkOptions {
@@ -49,6 +54,13 @@ export interface SmtpSinkOptions {
   offerStartTls?: boolean
   /** Certificate to present instead of the run's CA-signed one. */
   tls?: { key: string; cert: string }
+  /**
+   * The largest message taken (25 MiB by default), announced in EHLO as `SIZE <n>`: a larger
+   * `SIZE=` at MAIL FROM, or a larger message after DATA, is refused with 552.
+   */
+  size?: number
+  /** Announce a bare `SIZE`, keeping the limit to itself (still refused with 552). */
+  hideSize?: boolean
   behaviour?: Partial<SinkBehaviour>
 }
 
@@ -75,6 +87,14 @@ export interface SmtpSink {
   readonly receiving: number
   /** The most messages that were being received at once. */
   readonly mostReceivingAtOnce: number
+  /** Sessions greeted with 421 because `maxSessions` were open. */
+  readonly refusedSessions: number
+  /** The most sessions open at once that were not refused at connect. */
+  readonly mostSessionsAtOnce: number
+  /** The `SIZE=` each MAIL FROM declared, in order (null: none). */
+  readonly declaredSizes: (number | null)[]
+  /** Bytes of message received after DATA, refused messages included. */
+  readonly dataBytes: number
   setBehaviour(patch: Partial<SinkBehaviour>): void
   waitForMessages(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>
   close(): Promise<void>
@@ -116,6 +136,7 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     dataDelayMs: 0,
     dropAfterData: false,
     throttleAfter: undefined,
+    maxSessions: undefined,
     ...options.behaviour,
   }
   const messages: ReceivedMessage[] = []
@@ -127,6 +148,13 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
   let receiving = 0
   let mostReceivingAtOnce = 0
   const quitSessions = new Set<string>()
+  const openSessions = new Set<string>()
+  let refusedSessions = 0
+  let mostSessionsAtOnce = 0
+  const declaredSizes: (number | null)[] = []
+  let dataBytes = 0
+  const size = options.size ?? 25 * 1024 * 1024
+  const tooBig = () => smtpError(552, `5.3.4 Message size exceeds fixed maximum message size (${size})`)
   const ehloNames: string[] = []
   const noteEhlo = (session: { id: string; hostNameAppearsAs?: string | false }) => {
     if (session.hostNameAppearsAs && !ehloNames.includes(`${session.id} ${session.hostNameAppearsAs}`)) {
@@ -159,16 +187,26 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     allowInsecureAuth: !offerStartTls,
     disableReverseLookup: true,
     banner: 'mailroom test sink',
-    size: 25 * 1024 * 1024,
+    size,
+    hideSize: options.hideSize ?? false,
     logger,
     closeTimeout: 200,
-    onConnect(_session, callback) {
+    onConnect(session, callback) {
       connections++
       const refusal = behaviour.rejectConnection
-      callback(throttled() ? tooMany() : refusal ? smtpError(refusal.code, refusal.message) : null)
+      if (throttled()) return callback(tooMany())
+      if (refusal) return callback(smtpError(refusal.code, refusal.message))
+      if (behaviour.maxSessions !== undefined && openSessions.size >= behaviour.maxSessions) {
+        refusedSessions++
+        return callback(smtpError(421, '4.7.0 too many connections'))
+      }
+      openSessions.add(session.id)
+      mostSessionsAtOnce = Math.max(mostSessionsAtOnce, openSessions.size)
+      callback()
     },
-    onClose() {
+    onClose(session) {
       closed++
+      openSessions.delete(session.id)
     },
     onAuth(auth, session, callback) {
       noteEhlo(session)
@@ -176,10 +214,15 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
       if (auth.username === username && auth.password === password) return callback(null, { user: username })
       callback(smtpError(535, '5.7.8 Authentication credentials invalid'))
     },
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       noteEhlo(session)
+      const declared = address.args ? (address.args as Record<string, string>).SIZE : undefined
+      declaredSizes.push(declared === undefined ? null : Number(declared))
       const refusal = behaviour.rejectMailFrom
-      callback(throttled() ? tooMany() : refusal ? smtpError(refusal.code, refusal.message) : null)
+      if (throttled()) return callback(tooMany())
+      if (refusal) return callback(smtpError(refusal.code, refusal.message))
+      // smtp-server itself refuses a SIZE= over an announced limit, not over a hidden one.
+      callback(declared !== undefined && Number(declared) > size ? tooBig() : null)
     },
     onRcptTo(address, _session, callback) {
       const lower = address.address.toLowerCase()
@@ -192,9 +235,15 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
       receiving++
       mostReceivingAtOnce = Math.max(mostReceivingAtOnce, receiving)
       const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('data', (chunk: Buffer) => {
+        dataBytes += chunk.length
+        chunks.push(chunk)
+      })
       stream.on('end', () => {
-        const { rejectData, dataDelayMs, dropAfterData } = behaviour
+        const { dataDelayMs, dropAfterData } = behaviour
+        const rejectData = stream.sizeExceeded
+          ? { code: 552, message: tooBig().message }
+          : behaviour.rejectData
         const received = (): ReceivedMessage => {
           const raw = Buffer.concat(chunks).toString('utf8')
           const { mailFrom, rcptTo } = session.envelope
@@ -245,6 +294,16 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     },
     get mostReceivingAtOnce() {
       return mostReceivingAtOnce
+    },
+    get refusedSessions() {
+      return refusedSessions
+    },
+    get mostSessionsAtOnce() {
+      return mostSessionsAtOnce
+    },
+    declaredSizes,
+    get dataBytes() {
+      return dataBytes
     },
     get connections() {
       return connections
