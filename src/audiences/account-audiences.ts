@@ -1,7 +1,7 @@
 import { memberPage } from '../db/audiences.ts'
 import type { Sql } from '../db/sql.ts'
 import { type AddedMembers, type AudienceMember, addMembers, getAudience } from './audiences.ts'
-import { MAX_MEMBER_LINES, type ReadMembers } from './member-lines.ts'
+import type { LineProblem, ReadMembers } from './member-lines.ts'
 
 /** Members on one page of the dashboard. */
 export const MEMBER_PAGE_SIZE = 50
@@ -19,19 +19,37 @@ export async function browseMembers(
   return { members, more: rows.length > MEMBER_PAGE_SIZE ? members.at(-1)?.id : undefined }
 }
 
-/** Adds members read from text or a file, as many at a time as one API request takes. */
+/** Refused lines an import lists; past them, it says how many more there were. */
+export const SHOWN_PROBLEMS = 100
+
+/** What an import did: members added, addresses already there, and the lines refused. */
+export interface Imported extends AddedMembers {
+  /** The first SHOWN_PROBLEMS refused lines. */
+  problems: LineProblem[]
+  /** Refused lines past those. */
+  moreProblems: number
+}
+
+/**
+ * Adds members read from text or a file, one chunk at a time (each at most MAX_MEMBER_LINES, as
+ * many as one API request takes), so that a large file is never held whole nor added in one statement. A
+ * refusal of the file (INVALID_CSV) comes from its first chunk, before anything is added.
+ */
 export async function importMembers(
   sql: Sql,
   accountId: number,
   id: number,
-  read: ReadMembers,
-): Promise<AddedMembers> {
-  const added = { inserted: 0, duplicates: 0 }
+  chunks: Iterable<ReadMembers> | AsyncIterable<ReadMembers>,
+): Promise<Imported> {
   await getAudience(sql, accountId, id)
-  for (let start = 0; start < read.members.length; start += MAX_MEMBER_LINES) {
-    const chunk = await addMembers(sql, accountId, id, read.members.slice(start, start + MAX_MEMBER_LINES))
-    added.inserted += chunk.inserted
-    added.duplicates += chunk.duplicates
+  const imported: Imported = { inserted: 0, duplicates: 0, problems: [], moreProblems: 0 }
+  for await (const chunk of chunks) {
+    const added = chunk.members.length ? await addMembers(sql, accountId, id, chunk.members) : undefined
+    imported.inserted += added?.inserted ?? 0
+    imported.duplicates += added?.duplicates ?? 0
+    const room = SHOWN_PROBLEMS - imported.problems.length
+    imported.problems.push(...chunk.problems.slice(0, room))
+    imported.moreProblems += Math.max(0, chunk.problems.length - room)
   }
-  return added
+  return imported
 }

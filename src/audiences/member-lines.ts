@@ -1,7 +1,5 @@
-import { parse } from 'csv-parse/sync'
 import type { MemberInput, Payload } from '../db/audiences.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
-import { AppError } from '../errors.ts'
 import { AudienceMemberInputSchema } from '../generated/routes.ts'
 
 /** A line that could not be taken, and why. */
@@ -22,12 +20,12 @@ export interface ReadMembers {
 export const MAX_MEMBER_LINES = 10_000
 const SHOWN_LINE = 200
 
-function shown(text: string): string {
+export function shown(text: string): string {
   return text.length > SHOWN_LINE ? `${text.slice(0, SHOWN_LINE)}…` : text
 }
 
 /** The member as the API would take it, or why not. */
-function checked(email: string, payload: Payload): MemberInput | string {
+export function checked(email: string, payload: Payload): MemberInput | string {
   // The API refuses the key too: zod leaves it out of a payload it parses, which would lose it.
   if (payload && Object.hasOwn(payload, '__proto__')) return 'a value cannot be named __proto__'
   const member = payload === null ? { email } : { email, payload }
@@ -44,7 +42,7 @@ function checked(email: string, payload: Payload): MemberInput | string {
 }
 
 /** Values by key, without a prototype: a key `__proto__` is kept as one, for `checked` to refuse. */
-function keyedValues(): Record<string, string> {
+export function keyedValues(): Record<string, string> {
   return Object.create(null)
 }
 
@@ -91,56 +89,6 @@ export function readMemberLines(text: string): ReadMembers {
     const [address = '', ...parts] = line.split(',')
     const member = checked(address.trim(), valuesOf(parts))
     if (typeof member === 'string') problems.push({ line: index + 1, text: shown(line), reason: member })
-    else members.push(member)
-  }
-  return { members, problems }
-}
-
-/**
- * Members from a CSV file whose header row names the keys: the column named `email` (any case)
- * holds the address, every other named column becomes a payload key with the row's value
- * (empty cells left out). A row with no other value gets no payload (null).
- */
-export function readMemberCsv(file: Uint8Array): ReadMembers {
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(file)
-  } catch {
-    throw new AppError('INVALID_CSV', 'The file is not UTF-8 text: save the CSV as UTF-8 and try again')
-  }
-  let rows: { record: string[]; info: { lines: number } }[]
-  try {
-    // With `info`, each row comes with where it ends in the file (csv-parse's types do not say so).
-    rows = parse(text, {
-      bom: true,
-      info: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      trim: true,
-    }) as unknown as typeof rows
-  } catch (error) {
-    throw new AppError(
-      'INVALID_CSV',
-      `The file is not CSV: ${error instanceof Error ? error.message : error}`,
-    )
-  }
-  const [header, ...body] = rows
-  const names = header?.record ?? []
-  const emailColumn = names.findIndex((name) => name.toLowerCase() === 'email')
-  if (emailColumn < 0) {
-    throw new AppError('INVALID_CSV', 'The first row must name the columns, one of them “email”')
-  }
-  const members: MemberInput[] = []
-  const problems: LineProblem[] = []
-  for (const { record, info } of body) {
-    const values = keyedValues()
-    for (const [column, value] of record.entries()) {
-      const key = names[column]
-      if (column !== emailColumn && key && value !== '') values[key] = value
-    }
-    const member = checked(record[emailColumn] ?? '', Object.keys(values).length ? values : null)
-    if (typeof member === 'string')
-      problems.push({ line: info.lines, text: shown(record.join(',')), reason: member })
     else members.push(member)
   }
   return { members, problems }

@@ -1,8 +1,7 @@
 import { createMiddleware } from 'hono/factory'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { requireFeature } from '../accounts/features.ts'
-import { leaveMessage } from '../accounts/sessions.ts'
-import { browseMembers, importMembers } from '../audiences/account-audiences.ts'
+import { browseMembers } from '../audiences/account-audiences.ts'
 import {
   type AudienceMember,
   type AudienceWithCount,
@@ -12,18 +11,18 @@ import {
   listAudiences,
   updateAudience,
 } from '../audiences/audiences.ts'
-import { type ReadMembers, readMemberCsv, readMemberLines } from '../audiences/member-lines.ts'
+import { CSV_LIMITS } from '../audiences/member-csv.ts'
 import { listConnections } from '../connections/connections.ts'
 import { isStorableId } from '../db/ids.ts'
-import { AppError } from '../errors.ts'
 import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
 import { enableSignupPage, getSignupPage, setSignupPage } from '../signups/signup-pages.ts'
 import { ConfirmLink } from './confirm.tsx'
 import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
-import { act, refused } from './errors.tsx'
-import { type Form, readForm, validated } from './forms.ts'
+import { act } from './errors.tsx'
+import { readForm, validated } from './forms.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { registerMemberDelete } from './member-delete.tsx'
+import { registerMemberImport } from './member-import.tsx'
 import { idParam } from './params.ts'
 import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
@@ -138,67 +137,12 @@ export function registerAudiences(app: Dashboard): void {
     })
   }
 
-  app.post(`${LIST}/:id{[0-9]+}/members`, async (c) => {
-    const audience = await own(c)
-    const form = await readForm(c)
-    return added(c, audience, () => readMemberLines(form.text('lines')), true)
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/members/csv`, async (c) => {
-    const audience = await own(c)
-    const form = await readForm(c)
-    return added(
-      c,
-      audience,
-      async () => readMemberCsv(new Uint8Array(await fileOf(form).arrayBuffer())),
-      false,
-    )
-  })
-
+  registerMemberImport(app, audiencePage)
   registerMemberDelete(app)
 }
 
 function own(c: DashboardContext): Promise<AudienceWithCount> {
   return getAudience(c.get('services').sql, c.get('session').accountId, idParam(c))
-}
-
-function fileOf(form: Form): File {
-  const file = form.file('file')
-  if (!file) throw new AppError('INVALID_CSV', 'Choose a CSV file to import')
-  return file
-}
-
-/**
- * Adds what `read` found. All fine: back to the audience with a message. Some lines refused: the
- * page again with a problem per line, and (typed members) those lines to correct.
- */
-async function added(
-  c: DashboardContext,
-  audience: AudienceWithCount,
-  read: () => ReadMembers | Promise<ReadMembers>,
-  typed: boolean,
-) {
-  let members: ReadMembers
-  try {
-    members = await read()
-  } catch (error) {
-    return refused(error, (refusal, status) => audiencePage(c, audience, { refusal }, status))
-  }
-  const counts = await importMembers(c.get('services').sql, c.get('session').accountId, audience.id, members)
-  const done = `${counts.inserted} member${counts.inserted === 1 ? '' : 's'} added, ${counts.duplicates} already in the audience.`
-  if (members.problems.length === 0) {
-    await leaveMessage(c.get('services').sql, c.get('session').id, done)
-    return c.redirect(one(audience.id), 303)
-  }
-  const refusal: Refusal = {
-    message: `${done} ${members.problems.length} line${members.problems.length === 1 ? ' was' : 's were'} not added:`,
-    lines: members.problems.map((p) => `Line ${p.line}${p.text ? ` (${p.text})` : ''}: ${p.reason}`),
-  }
-  const fresh = await getAudience(c.get('services').sql, c.get('session').accountId, audience.id)
-  return audiencePage(c, fresh, {
-    refusal,
-    lines: typed ? members.problems.map((p) => p.text).join('\n') : undefined,
-  })
 }
 
 interface ListState {
@@ -356,7 +300,8 @@ async function audiencePage(
             <input type="file" name="file" accept=".csv,text/csv" required aria-label="CSV file" />
             <small>
               UTF-8, with a header row naming the columns: <code>email</code>, and any other column becomes a
-              value of that name.
+              value of that name. At most {CSV_LIMITS.members.toLocaleString('en-US')} members and{' '}
+              {CSV_LIMITS.columns} columns a file.
             </small>
             <button type="submit">Import</button>
           </PostForm>
@@ -403,7 +348,7 @@ function MemberTable(props: { audienceId: number; members: AudienceMember[] }) {
     <Table head={['Address', 'Values', 'Added', <span class="visually-hidden">Actions</span>]}>
       {props.members.map((m) => (
         <tr>
-          <td class="wrap">{m.email}</td>
+          <td class="wrap words">{m.email}</td>
           <td class="wrap">
             <small>{payloadText(m)}</small>
           </td>

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { readMemberCsv, readMemberLines } from '../../src/audiences/member-lines.ts'
+import { readMemberCsv } from '../../src/audiences/member-csv.ts'
+import { readMemberLines } from '../../src/audiences/member-lines.ts'
 
 // dashboard.md, "Audiences": members typed as lines or uploaded as CSV, checked as the API checks them.
 
 describe('a value named __proto__ (a parsed payload would lose it)', () => {
-  it('is a problem of its line, typed or uploaded; other lines are taken', () => {
+  it('is a problem of its line, typed or uploaded; other lines are taken', async () => {
     const typed = readMemberLines('ann@example.com, name=Ann\nbob@example.com, __proto__=x, name=Bob')
     expect(typed.members).toEqual([{ email: 'ann@example.com', payload: { name: 'Ann' } }])
     expect(typed.problems).toEqual([
@@ -14,11 +15,13 @@ describe('a value named __proto__ (a parsed payload would lose it)', () => {
         reason: 'a value cannot be named __proto__',
       },
     ])
-    const uploaded = readMemberCsv(
-      new TextEncoder().encode('email,__proto__\r\nann@example.com,\r\nbob@example.com,x\r\n'),
-    )
-    expect(uploaded.members).toEqual([{ email: 'ann@example.com' }])
-    expect(uploaded.problems).toEqual([
+    const chunks = []
+    const file = new TextEncoder().encode('email,__proto__\r\nann@example.com,\r\nbob@example.com,x\r\n')
+    for await (const chunk of readMemberCsv(file)) chunks.push(chunk)
+    const [uploaded, ...more] = chunks
+    expect(more).toEqual([])
+    expect(uploaded?.members).toEqual([{ email: 'ann@example.com' }])
+    expect(uploaded?.problems).toEqual([
       { line: 3, text: 'bob@example.com,x', reason: 'a value cannot be named __proto__' },
     ])
   })

@@ -1,0 +1,87 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { leaveMessage } from '../accounts/sessions.ts'
+import { importMembers } from '../audiences/account-audiences.ts'
+import { type AudienceWithCount, getAudience } from '../audiences/audiences.ts'
+import { readMemberCsv } from '../audiences/member-csv.ts'
+import { type ReadMembers, readMemberLines } from '../audiences/member-lines.ts'
+import { AppError } from '../errors.ts'
+import type { Dashboard, DashboardContext } from './env.ts'
+import { refused } from './errors.tsx'
+import { type Form, readForm } from './forms.ts'
+import type { Refusal } from './layout.tsx'
+import { idParam } from './params.ts'
+
+const LIST = '/dashboard/audiences'
+
+/** The audience's page, shown again with a refusal and (typed members) the lines to correct. */
+export type AudiencePage = (
+  c: DashboardContext,
+  audience: AudienceWithCount,
+  state: { refusal?: Refusal; lines?: string | undefined },
+  status?: ContentfulStatusCode,
+) => Response | Promise<Response>
+
+/** Members added to an audience: typed as lines, or imported from a CSV file. */
+export function registerMemberImport(app: Dashboard, audiencePage: AudiencePage): void {
+  app.post(`${LIST}/:id{[0-9]+}/members`, async (c) => {
+    const audience = await own(c)
+    const read = readMemberLines((await readForm(c)).text('lines'))
+    return added(c, audience, audiencePage, [read], read)
+  })
+
+  app.post(`${LIST}/:id{[0-9]+}/members/csv`, async (c) => {
+    const audience = await own(c)
+    const file = fileOf(await readForm(c))
+    return added(c, audience, audiencePage, readMemberCsv(new Uint8Array(await file.arrayBuffer())))
+  })
+}
+
+function own(c: DashboardContext): Promise<AudienceWithCount> {
+  return getAudience(c.get('services').sql, c.get('session').accountId, idParam(c))
+}
+
+function fileOf(form: Form): File {
+  const file = form.file('file')
+  if (!file) throw new AppError('INVALID_CSV', 'Choose a CSV file to import')
+  return file
+}
+
+/**
+ * Adds what `chunks` hold. All fine: back to the audience with a message. Some lines refused:
+ * the page again with a problem per line (the first hundred), and the typed lines refused put
+ * back to correct. The file refused: the page again with the reason, nothing added.
+ */
+async function added(
+  c: DashboardContext,
+  audience: AudienceWithCount,
+  audiencePage: AudiencePage,
+  chunks: Iterable<ReadMembers> | AsyncIterable<ReadMembers>,
+  typed?: ReadMembers,
+) {
+  const { sql } = c.get('services')
+  const { accountId, id: sessionId } = c.get('session')
+  let imported: Awaited<ReturnType<typeof importMembers>>
+  try {
+    imported = await importMembers(sql, accountId, audience.id, chunks)
+  } catch (error) {
+    return refused(error, (refusal, status) => audiencePage(c, audience, { refusal }, status))
+  }
+  const { inserted, duplicates, problems, moreProblems } = imported
+  const done = `${inserted} member${inserted === 1 ? '' : 's'} added, ${duplicates} already in the audience.`
+  if (problems.length === 0) {
+    await leaveMessage(sql, sessionId, done)
+    return c.redirect(`${LIST}/${audience.id}`, 303)
+  }
+  const refusedCount = problems.length + moreProblems
+  const refusal: Refusal = {
+    message: `${done} ${refusedCount} line${refusedCount === 1 ? ' was' : 's were'} not added:`,
+    lines: [
+      ...problems.map((p) => `Line ${p.line}${p.text ? ` (${p.text})` : ''}: ${p.reason}`),
+      ...(moreProblems ? [`… and ${moreProblems} more.`] : []),
+    ],
+  }
+  return audiencePage(c, await getAudience(sql, accountId, audience.id), {
+    refusal,
+    lines: typed?.problems.map((p) => p.text).join('\n'),
+  })
+}
