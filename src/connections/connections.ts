@@ -18,7 +18,7 @@ import {
   settings,
 } from '../db/connections.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
-import { failQueuedOfConnection } from '../db/outbox.ts'
+import { failQueuedOfConnection, queuedDueNow } from '../db/outbox.ts'
 import type { Db, Fragment, Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { EmailAddressSchema } from '../generated/routes.ts'
@@ -148,8 +148,9 @@ export function pauseConnection(sql: Sql, id: number, minutes?: number): Promise
   return change(sql, id, (db) => pausedFor(db, minutes))
 }
 
+/** Resuming lets all the waiting mail go at once, whatever back-off each message was waiting out. */
 export function resumeConnection(sql: Sql, id: number): Promise<ConnectionView> {
-  return change(sql, id, resumed)
+  return change(sql, id, resumed, (tx) => queuedDueNow(tx, id))
 }
 
 /**
@@ -172,10 +173,16 @@ export async function deleteConnection(
  * Applies a change, and gives the connection's queue a run: whatever changed (enabled, resumed,
  * a new quota or rate) may let waiting mail go now; a run that finds it still held waits again.
  */
-async function change(sql: Sql, id: number, assignment: (db: Db) => Fragment): Promise<ConnectionView> {
+async function change(
+  sql: Sql,
+  id: number,
+  assignment: (db: Db) => Fragment,
+  andThen?: (tx: Db) => Promise<void>,
+): Promise<ConnectionView> {
   return sql.begin(async (tx) => {
     const row = await changeConnection(tx, id, assignment(tx))
     if (!row) throw connectionNotFound(id)
+    await andThen?.(tx)
     await scheduleQueueRun(tx, id)
     return row
   })

@@ -1,12 +1,14 @@
 import type { Config } from '../config.ts'
 import {
   countProviderFailure,
-  endUnreachablePause,
+  endOutage,
+  outOfReach,
   type PauseRule,
   type ProviderFailure,
-  unreachablePause,
+  waitForServer,
 } from '../db/connections.ts'
 import { scheduleProbe, scheduleQueueRun } from '../db/jobs.ts'
+import { queuedDueNow } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { openPassword } from '../smtp/secret-box.ts'
 import { verifySmtpLogin } from '../smtp/transport.ts'
@@ -18,7 +20,7 @@ import { verifySmtpLogin } from '../smtp/transport.ts'
  */
 const PAUSE_RULE: PauseRule = { failuresBeforePause: 5, firstPauseMinutes: 15, longestPauseMinutes: 24 * 60 }
 
-/** How often a connection paused as out of reach is asked whether its server answers again. */
+/** How often a connection whose server is out of reach is asked whether it answers again. */
 export const PROBE_INTERVAL_MS = 60_000
 
 // A delivered message clears the failure count and the pause streak: see settleAttempt in
@@ -27,17 +29,31 @@ export const PROBE_INTERVAL_MS = 60_000
 /**
  * Counts a failure that speaks for the whole connection: push-back (421, a 4xx to MAIL FROM or
  * to the message, a quota reply) or a server out of reach (refused logins included). A pause
- * for a server out of reach is probed, so that it lasts about as long as the outage.
+ * for a server out of reach is probed, so that it lasts about as long as the outage. `counted`:
+ * this failure was counted, the first of its window; otherwise the connection's failure was
+ * already known.
  */
 export async function recordProviderFailure(
   db: Db,
   connectionId: number,
   failure: ProviderFailure,
-): Promise<{ pausedNow: boolean }> {
+): Promise<{ pausedNow: boolean; counted: boolean }> {
   const result = await countProviderFailure(db, connectionId, PAUSE_RULE, failure)
   if (result.pausedNow && failure.kind === 'unreachable')
-    await scheduleProbe(db, connectionId, PROBE_INTERVAL_MS)
+    await waitForAnswer(db, connectionId, PROBE_INTERVAL_MS)
   return result
+}
+
+/**
+ * The connection's server is taken for out of reach: a probe asks it in `probeInMs` whether it
+ * answers (sooner if one is already due sooner), and the queue waits for that answer rather than
+ * have each message behind it find out for itself. The wait lasts a probe interval past the
+ * probe, so that a probe a little late still comes first; were every probe lost, the queue would
+ * find out again by itself.
+ */
+export async function waitForAnswer(db: Db, connectionId: number, probeInMs: number): Promise<void> {
+  await waitForServer(db, connectionId, probeInMs + PROBE_INTERVAL_MS)
+  await scheduleProbe(db, connectionId, probeInMs)
 }
 
 export interface ProbeDeps {
@@ -46,28 +62,44 @@ export interface ProbeDeps {
   config: Pick<Config, 'allowPrivateSmtpHosts' | 'ehloName'>
 }
 
+/** What a probe found: the server answers; it does not (and the connection was paused now, or not); nothing to probe. */
+export type ProbeResult = 'resumed' | 'down' | 'paused' | 'nothing-to-probe'
+
 /**
- * Asks the server of a connection paused as out of reach whether it answers (TLS and login):
- * when it does, the pause ends and the waiting mail goes. Returns whether the connection is
- * still waiting for its server (the caller probes again later).
+ * Asks the server of a connection taken for out of reach whether it answers (TLS and login).
+ * When it does, the wait ends, a pause it caused too, and all the waiting mail is due at once.
+ * When it does not, the next probe comes `intervalMs` later, and the failure counts toward a
+ * pause (a pause under way stands as it is: probes neither lengthen it nor count toward the next).
  */
 export async function probeConnection(
   deps: ProbeDeps,
   connectionId: number,
-): Promise<'resumed' | 'down' | 'not-paused'> {
-  const connection = await unreachablePause(deps.sql, connectionId)
-  if (!connection) return 'not-paused'
+  intervalMs: number,
+): Promise<ProbeResult> {
+  const connection = await outOfReach(deps.sql, connectionId)
+  // A disabled connection sends nothing: enabling it gives its queue a run, which finds out anew.
+  if (!connection || connection.disabled) return 'nothing-to-probe'
   try {
     await verifySmtpLogin(
       { ...connection, password: openPassword(deps.secret, connection.password_encrypted) },
       deps.config.allowPrivateSmtpHosts,
       deps.config.ehloName,
     )
-  } catch {
-    return 'down'
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    return deps.sql.begin(async (tx) => {
+      const failure = { kind: 'unreachable', reason, windowMs: intervalMs } as const
+      const { pausedNow } = connection.paused
+        ? { pausedNow: false }
+        : await countProviderFailure(tx, connectionId, PAUSE_RULE, failure)
+      await waitForAnswer(tx, connectionId, intervalMs)
+      return pausedNow ? 'paused' : 'down'
+    })
   }
   await deps.sql.begin(async (tx) => {
-    if (await endUnreachablePause(tx, connectionId)) await scheduleQueueRun(tx, connectionId)
+    if (!(await endOutage(tx, connectionId))) return
+    await queuedDueNow(tx, connectionId)
+    await scheduleQueueRun(tx, connectionId)
   })
   return 'resumed'
 }

@@ -64,11 +64,19 @@ const SENDING_COLUMNS = (db: Db) => db`
   disabled, coalesce(paused_until > mailroom_now(), false) as paused, is_default`
 
 /**
+ * When the connection row `c` holds its queue until: the end of a pause, of a push-back back-off
+ * or of a wait for its server to answer (null when none is set; each may be past).
+ */
+export function heldUntil(db: Db): Fragment {
+  return db`greatest(c.paused_until, c.queue_backoff_until, c.unreachable_until)`
+}
+
+/**
  * A condition on the connection row `c`: it may send now (not disabled, not paused, not backing
- * off after push-back).
+ * off after push-back, not waiting for its server to answer).
  */
 export function mayGoNow(db: Db): Fragment {
-  return db`not c.disabled and not coalesce(greatest(c.paused_until, c.queue_backoff_until) > mailroom_now(), false)`
+  return db`not c.disabled and not coalesce(${heldUntil(db)} > mailroom_now(), false)`
 }
 
 export interface NewConnection {
@@ -161,10 +169,10 @@ export function pausedFor(db: Db, minutes: number | undefined): Fragment {
   return db`paused_until = ${until}, paused_by = 'operator', pause_reason = null`
 }
 
-/** Resumed by hand: no pause, no back-off, no failure streak. */
+/** Resumed by hand: no pause, no back-off, no wait for the server, no failure streak. */
 export function resumed(db: Db): Fragment {
   return db`paused_until = null, paused_by = null, pause_reason = null, queue_backoff_until = null,
-    consecutive_failures = 0, pause_streak = 0`
+    unreachable_until = null, consecutive_failures = 0, pause_streak = 0`
 }
 
 /**
@@ -282,11 +290,11 @@ export async function countProviderFailure(
   id: number,
   rule: PauseRule,
   failure: ProviderFailure,
-): Promise<{ pausedNow: boolean }> {
+): Promise<{ pausedNow: boolean; counted: boolean }> {
   // Decided on the row as it was (RETURNING sees it updated).
   const counts = db`coalesce(was.failure_window_until <= mailroom_now(), true)`
   const pauses = db`(${counts} and was.consecutive_failures + 1 >= ${rule.failuresBeforePause})`
-  const [row] = await db<{ paused_now: boolean }[]>`
+  const [row] = await db<{ paused_now: boolean; counted: boolean }[]>`
     with was as (select consecutive_failures, failure_window_until from connections where id = ${id} for update)
     update connections c set
       consecutive_failures = case when ${pauses} then 0 when ${counts} then was.consecutive_failures + 1
@@ -302,24 +310,42 @@ export async function countProviderFailure(
       pause_streak = case when ${pauses} then c.pause_streak + 1 else c.pause_streak end
     from was
     where c.id = ${id}
-    returning ${pauses} as paused_now`
-  return { pausedNow: row?.paused_now ?? false }
+    returning ${pauses} as paused_now, ${counts} as counted`
+  return { pausedNow: row?.paused_now ?? false, counted: row?.counted ?? false }
 }
 
-/** A connection the service paused as out of reach, as a probe needs it; undefined otherwise. */
-export async function unreachablePause(db: Db, id: number): Promise<SendingConnection | undefined> {
+/**
+ * The queue waits for the server until `inMs` from now (a later wait set before stands): the
+ * connection is taken for out of reach until a probe finds it answering.
+ */
+export async function waitForServer(db: Db, id: number, inMs: number): Promise<void> {
+  await db`
+    update connections set unreachable_until = greatest(
+      unreachable_until, mailroom_now() + ${Math.max(0, Math.ceil(inMs))} * interval '1 millisecond')
+    where id = ${id}`
+}
+
+/**
+ * A connection whose server is taken for out of reach (see waitForServer; paused as out of
+ * reach included), as a probe needs it, with whether it is paused; undefined otherwise.
+ */
+export async function outOfReach(db: Db, id: number): Promise<SendingConnection | undefined> {
   const [row] = await db<SendingConnection[]>`
-    select ${SENDING_COLUMNS(db)} from connections
-    where id = ${id} and paused_by = 'unreachable' and paused_until > mailroom_now()`
+    select ${SENDING_COLUMNS(db)} from connections where id = ${id} and unreachable_until is not null`
   return row
 }
 
-/** The server answered a probe: the pause ends (its streak stays, so a relapse pauses longer). */
-export async function endUnreachablePause(db: Db, id: number): Promise<boolean> {
+/**
+ * The server answered a probe: the wait for it ends, and so does a pause it caused (the streak
+ * stays, so a relapse pauses longer). False when it was not taken for out of reach.
+ */
+export async function endOutage(db: Db, id: number): Promise<boolean> {
   const ended = await db`
-    update connections set paused_until = null, paused_by = null, pause_reason = null, consecutive_failures = 0,
-      failure_window_until = null, updated_at = now()
-    where id = ${id} and paused_by = 'unreachable'`
+    update connections set unreachable_until = null, consecutive_failures = 0, failure_window_until = null,
+      paused_until = case when paused_by = 'unreachable' then null else paused_until end,
+      pause_reason = case when paused_by = 'unreachable' then null else pause_reason end,
+      paused_by = case when paused_by = 'unreachable' then null else paused_by end, updated_at = now()
+    where id = ${id} and unreachable_until is not null`
   return ended.count > 0
 }
 

@@ -169,13 +169,19 @@ export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0
   await db`${queueRunRequest(db, connectionId, delayMs)}`
 }
 
-/** Asks for a probe of the connection after `delayMs`; one at a time per connection (keyed). */
+/**
+ * Asks for a probe of the connection after `delayMs`; one at a time per connection (keyed), and
+ * never later than one already asked for.
+ */
 export async function scheduleProbe(db: Db, connectionId: number, delayMs: number): Promise<void> {
   const payload: ProbePayload = { connectionId }
   const key = `probe:${connectionId}`
+  const runAt = db`now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond'`
   await db`
     select graphile_worker.add_job(${PROBE_TASK}::text, ${db.json({ ...payload })}::json,
-      run_at => now() + ${Math.max(0, Math.ceil(delayMs))}::int * interval '1 millisecond', job_key => ${key}::text)`
+      run_at => ${runAt}, job_key => ${key}::text)
+    where not exists (select 1 from graphile_worker.jobs j
+      where j.key = ${key} and j.locked_at is null and j.attempts < j.max_attempts and j.run_at <= ${runAt})`
 }
 
 /** A condition: the keyed run `prefix` + `id` (an SQL expression) will run. */

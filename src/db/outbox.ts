@@ -2,7 +2,7 @@ import { currentRequestId } from '../log.ts'
 import type { Plan } from '../plans.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { type MemberLinkSigning, memberLink, type Payload } from './audiences.ts'
-import { clearFailures, mayGoNow } from './connections.ts'
+import { clearFailures, heldUntil, mayGoNow } from './connections.ts'
 import { dueInMs, expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import type { Db, Fragment } from './sql.ts'
 import {
@@ -128,8 +128,11 @@ export type Settlement =
    * `counter` counts the attempt's transient failure or deferral, as for a retry.
    */
   | { status: 'sent' | 'failed'; error: string | null; releaseKey?: boolean; counter?: RetryCounter }
-  /** Queued again, due after `delayMs`; the failure or deferral counted toward the retry schedule. */
-  | { status: 'queued'; error: string; delayMs: number; counter: RetryCounter }
+  /**
+   * Queued again, due after `delayMs`; the failure or deferral counted toward the retry schedule
+   * (none when the attempt only met an outage of the connection already known).
+   */
+  | { status: 'queued'; error: string; delayMs: number; counter?: RetryCounter }
 
 export type RetryCounter = 'failures' | 'deferrals'
 
@@ -587,10 +590,23 @@ export async function recordBatchEnds(tx: Db, batchIds: number[]): Promise<void>
     select ${eventsRecorded(tx)}`
 }
 
+/**
+ * The connection's queued mail is due now, whatever back-off each message was waiting out: a
+ * pause that ends lets all of it go (pacing and the other limits still meter it).
+ */
+export async function queuedDueNow(db: Db, connectionId: number): Promise<void> {
+  await db`
+    update outbox set next_attempt_at = mailroom_now()
+    where connection_id = ${connectionId} and status = 'queued' and next_attempt_at > mailroom_now()`
+}
+
 /** What decides when the connection's queue runs next. */
 export interface QueueState {
   disabled: boolean
-  /** Until a pause or a push-back back-off ends; null when neither; Infinity when paused until resumed. */
+  /**
+   * Until a pause, a push-back back-off or a wait for the server ends; null when none; Infinity
+   * when paused until resumed.
+   */
   heldForMs: number | null
   /** Until the earliest queued message is due (0: due now); null when nothing is queued. */
   nextDueInMs: number | null
@@ -601,9 +617,8 @@ export async function queueState(db: Db, connectionId: number): Promise<QueueSta
   const [row] = await db<{ disabled: boolean; held_for_ms: number | null; next_due_in_ms: number | null }[]>`
     select c.disabled,
       case when c.paused_until = 'infinity' then 'infinity'::float8
-           when greatest(c.paused_until, c.queue_backoff_until) > mailroom_now()
-             then ceil(extract(epoch from greatest(c.paused_until, c.queue_backoff_until) - mailroom_now())
-                       * 1000)::float8 end as held_for_ms,
+           when ${heldUntil(db)} > mailroom_now()
+             then ceil(extract(epoch from ${heldUntil(db)} - mailroom_now()) * 1000)::float8 end as held_for_ms,
       (select ceil(extract(epoch from min(next_attempt_at) - mailroom_now()) * 1000)::float8
        from outbox where connection_id = c.id and status = 'queued') as next_due_in_ms
     from connections c where c.id = ${connectionId}`

@@ -1,4 +1,5 @@
 import { listUnsubscribeHeaders } from '../audiences/unsubscribe.ts'
+import { waitForAnswer } from '../connections/health.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { throughConnectionFaults } from '../db/driver-faults.ts'
@@ -14,9 +15,15 @@ import { Rounds } from '../db/rounds.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
 import { type Reservation, release, sendingLimits } from '../quota/reservations.ts'
-import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
+import {
+  attemptLine,
+  type Delivery,
+  deliver,
+  type OutgoingMessage,
+  type SendContext,
+} from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
-import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
@@ -190,6 +197,7 @@ async function sendClaimed(
     cc: message.cc_addresses,
     bcc: message.bcc_addresses,
   })
+  const failureWait = policy.failureDelayMs(message.failures + 1)
   const outcome = await deliver(
     context,
     connection,
@@ -203,10 +211,7 @@ async function sendClaimed(
       ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
       ...listUnsubscribe(message.unsubscribe_url),
     },
-    (kind) =>
-      kind === 'pushback'
-        ? policy.pushbackDelayMs(message.deferrals + 1)
-        : policy.failureDelayMs(message.failures + 1),
+    (kind) => (kind === 'pushback' ? policy.pushbackDelayMs(message.deferrals + 1) : failureWait),
   )
   const recipients = afterAttempt(envelope, message.recipients, outcome.recipients)
   const settlement = settlementOf(message, outcome, recipients, policy)
@@ -215,6 +220,9 @@ async function sendClaimed(
   // settlement alone, with others of the run, on the common path of a message delivered at once).
   const spent = delivered(outcome) && !message.recipients?.some((r) => r.status === 'accepted')
   const holds = settlement.status === 'queued' && outcome.pushback !== undefined
+  // A server out of reach is the connection's: the rest of its queue waits for a probe to find
+  // it answering instead of each message finding out for itself, with a try of its own.
+  const outage = outcome.unreachable !== undefined
   const attempt = { id: message.id, line: attemptLine(message.attempts, outcome), recipients, settlement }
   const counted = () => {
     context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
@@ -233,6 +241,7 @@ async function sendClaimed(
         Promise.all([
           settleAttempts(tx, connection.id, [attempt]),
           holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
+          outage ? waitForAnswer(tx, connection.id, failureWait) : undefined,
           spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
         ]),
       ),
@@ -261,12 +270,14 @@ function listUnsubscribe(url: string | null) {
 /**
  * Ended when no recipient is left to try: `sent` when every one got the message, `failed`
  * (with each one's reply) otherwise. Recipients still deferred are tried again: after a
- * push-back on the push-back schedule, which never runs out by itself; after anything else on
- * the failure schedule, up to its number of tries. Either way, not past the queue lifetime.
+ * push-back on the push-back schedule, which never runs out by itself; after an outage of the
+ * connection already known (another attempt found it first) as soon as the connection's wait
+ * for its server ends, spending no try; after anything else on the failure schedule, up to its
+ * number of tries. Either way, not past the queue lifetime.
  */
 function settlementOf(
   message: ClaimedMessage,
-  outcome: AttemptOutcome,
+  outcome: Delivery,
   recipients: RecipientOutcome[],
   policy: RetryPolicy,
 ): Settlement {
@@ -277,10 +288,15 @@ function settlementOf(
   }
   const last = outcome.pushback ?? outcome.unreachable ?? outcomeText(recipients) ?? 'deferred'
   const pushback = outcome.pushback !== undefined
-  const counter = pushback ? 'deferrals' : 'failures'
-  const failures = message.failures + (pushback ? 0 : 1)
-  const delayMs = pushback ? policy.pushbackDelayMs(message.deferrals + 1) : policy.failureDelayMs(failures)
-  if (!pushback && failures >= policy.maxFailures) {
+  const known = outcome.unreachable !== undefined && outcome.connectionFailure === 'known'
+  const counter = pushback ? 'deferrals' : known ? undefined : 'failures'
+  const failures = message.failures + (counter === 'failures' ? 1 : 0)
+  const delayMs = pushback
+    ? policy.pushbackDelayMs(message.deferrals + 1)
+    : known
+      ? 0
+      : policy.failureDelayMs(failures)
+  if (counter === 'failures' && failures >= policy.maxFailures) {
     return {
       status: 'failed',
       error: outcomeText(recipients, `Gave up after ${failures} failed attempts: `),

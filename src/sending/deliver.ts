@@ -47,6 +47,12 @@ function oneLine(value: string): string {
 export type FailureWait = (kind: 'pushback' | 'unreachable') => number
 
 /**
+ * An attempt's outcome; for a failure of the whole connection, whether it was the one counted
+ * toward a pause (the first of its window) or met a failure already known.
+ */
+export type Delivery = AttemptOutcome & { connectionFailure?: 'counted' | 'known' }
+
+/**
  * Hands one message to SMTP through one connection and reads the server's answer recipient by
  * recipient: the only way Mailroom sends mail (POST /send, the queue and batches all come here).
  * A failure that speaks for the whole connection (push-back, a server out of reach) is counted
@@ -58,7 +64,7 @@ export async function deliver(
   connection: SendingConnection,
   message: OutgoingMessage,
   waitAfter: FailureWait,
-): Promise<AttemptOutcome> {
+): Promise<Delivery> {
   let outcome: AttemptOutcome
   try {
     const transporter = await context.transports.get(connection)
@@ -88,9 +94,10 @@ export async function deliver(
     outcome = outcomeOfError(message.envelope, error)
   }
   const failure = outcome.pushback ?? outcome.unreachable
+  let connectionFailure: Delivery['connectionFailure']
   if (failure !== undefined) {
     const kind = outcome.pushback !== undefined ? 'pushback' : 'unreachable'
-    const { pausedNow } = await recordProviderFailure(context.sql, connection.id, {
+    const { pausedNow, counted } = await recordProviderFailure(context.sql, connection.id, {
       kind,
       reason: failure,
       windowMs: waitAfter(kind),
@@ -100,6 +107,7 @@ export async function deliver(
         { connectionId: connection.id, reason: failure },
         'connection paused after repeated failures',
       )
+    connectionFailure = counted ? 'counted' : 'known'
   }
   const refused = outcome.recipients.filter((r) => r.status !== 'accepted')
   if (!delivered(outcome) || refused.length > 0) {
@@ -116,7 +124,7 @@ export async function deliver(
       delivered(outcome) ? 'SMTP attempt not delivered to every recipient' : 'SMTP attempt failed',
     )
   }
-  return outcome
+  return connectionFailure === undefined ? outcome : { ...outcome, connectionFailure }
 }
 
 /** The attempt's line in its record's history. */

@@ -11,7 +11,6 @@ import {
   PURGE_TASK,
   QUEUE_TASK,
   type QueueRunPayload,
-  scheduleProbe,
   unlockJobWorkers,
   WEBHOOK_TASK,
   type WebhookRunPayload,
@@ -46,7 +45,7 @@ export interface WorkerOptions {
    * arrive at once through LISTEN/NOTIFY.
    */
   pollIntervalMs: number
-  /** How often a connection paused as out of reach is asked whether its server answers again. */
+  /** How often a connection whose server is out of reach is asked whether it answers again. */
   probeIntervalMs: number
   /** Webhook endpoints whose deliveries are sent at once in this process. */
   webhookConcurrency: number
@@ -145,9 +144,10 @@ export async function startWorker(
         },
         [PROBE_TASK]: async (payload) => {
           const { connectionId } = payload as ProbePayload
-          const result = await probeConnection(services, connectionId)
-          if (result === 'down') await scheduleProbe(sql, connectionId, options.probeIntervalMs)
+          const result = await probeConnection(services, connectionId, options.probeIntervalMs)
           if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
+          if (result === 'paused')
+            log.warn({ connectionId }, 'connection paused: its server stays out of reach')
         },
         [EXPAND_TASK]: async (payload) => {
           const links = { secret: services.secret, publicUrl: services.config.publicUrl }

@@ -182,13 +182,15 @@ describe('transient and permanent failures', () => {
     expect(s.sink.messages).toHaveLength(0)
   })
 
-  it('an unreachable server is a transient failure: retried, then given up with the reason', async () => {
-    const s = await sender()
-    await s.sink.close()
+  it('a server that drops the session mid-message though its login works: each attempt spends a try, then given up with the reason', async () => {
+    // A probe finds the server answering each time, so the message itself is tried again: a
+    // message that breaks the session every time ends like any other transient failure.
+    const s = await sender({ behaviour: { dropAfterData: true } })
     const id = await enqueued(app, s.key)
     const failed = await waitForOutboxStatus(app, s.accountId, id, 'failed', 10_000)
-    expect(failed.error).toMatch(/^Gave up after 3 .*\S/)
+    expect(failed.error).toMatch(/^Gave up after 3 failed attempts: .*Connection closed unexpectedly/)
     expect(failed.attempts).toBe(TEST_RETRY.maxFailures)
+    expect((await counters(id)).failures).toBe(TEST_RETRY.maxFailures)
   })
 
   it('provider push-back (451 4.7.1) backs off without counting failures: pushed back more often than maxFailures, still delivered', async () => {
