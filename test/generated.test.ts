@@ -195,6 +195,16 @@ describe('the generator', () => {
     expect(() => routesSource(doc({ $ref: '#/components/schemas/Y' }))).toThrow('unknown schema')
   })
 
+  it('reads a type beside oneOf as naming the alternatives, refusing one that leaves an alternative out', () => {
+    const alternatives = [{ type: 'string' }, { type: 'integer' }]
+    expect(routesSource(doc({ type: ['string', 'integer'], oneOf: alternatives }))).toContain(
+      'z.union([z.string(), z.int()]',
+    )
+    expect(() => routesSource(doc({ type: ['string'], oneOf: alternatives }))).toThrow(
+      '#/components/schemas/X/oneOf/1: type "integer" is not in the type beside oneOf',
+    )
+  })
+
   it('orders schemas by their references and allows annotations beside $ref', () => {
     const source = routesSource({
       ...doc({}),

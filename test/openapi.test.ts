@@ -130,3 +130,46 @@ describe('service pages', () => {
     expect(await response.text()).toContain('/v1/openapi.json')
   })
 })
+
+/** Every value in `node` with its JSON pointer, depth first. */
+function* walk(node: unknown, pointer = '#'): Generator<[string, unknown]> {
+  yield [pointer, node]
+  if (typeof node !== 'object' || node === null) return
+  for (const [key, value] of Object.entries(node)) yield* walk(value, `${pointer}/${key}`)
+}
+
+/** Where a schema object sits below another schema (under a component's or an operation's). */
+const NESTED_SCHEMA = /\/(properties\/[^/]+|items|additionalProperties|(oneOf|anyOf|allOf)\/\d+)$/
+
+describe('the source, as linters and the reference read it', () => {
+  it('names every webhook with an operationId, unique across the document', () => {
+    const doc = source as unknown as { webhooks: Record<string, PathItem> }
+    const ids = [...walk(source)].filter(([p]) => p.endsWith('/operationId')).map(([, id]) => id)
+    expect(new Set(ids).size).toBe(ids.length)
+    for (const [name, item] of Object.entries(doc.webhooks)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (METHODS.includes(method))
+          expect((operation as { operationId?: string }).operationId, name).toBeTruthy()
+      }
+    }
+  })
+
+  it('uses every component it declares', () => {
+    const text = JSON.stringify(source)
+    const components = source.components as unknown as Record<string, Record<string, unknown>>
+    const unused = Object.entries(components).flatMap(([kind, entries]) =>
+      kind === 'securitySchemes'
+        ? []
+        : Object.keys(entries).filter((name) => !text.includes(`"#/components/${kind}/${name}"`)),
+    )
+    expect(unused).toEqual([])
+  })
+
+  it('gives every schema below another a type, or a $ref (the reference refuses one without)', () => {
+    const untyped = [...walk(source)]
+      .filter(([pointer, node]) => NESTED_SCHEMA.test(pointer) && typeof node === 'object' && node !== null)
+      .filter(([, node]) => !('type' in (node as object)) && !('$ref' in (node as object)))
+      .map(([pointer]) => pointer)
+    expect(untyped).toEqual([])
+  })
+})

@@ -1,14 +1,15 @@
 /**
  * The OpenAPI document → the SDK's types (sdk/src/generated/schema.ts) with openapi-typescript.
  *
- * One adaptation: openapi-typescript renders an object with a sibling
- * `anyOf: [{required: [a]}, {required: [b]}]` as `{…} | unknown | unknown`, which is `unknown`.
- * On a copy of the document each such anyOf is moved into
- * `allOf: [{anyOf: [{type: object, required: [a], properties: {a}}, …]}]`, which it renders as
- * `{…} & ({a: A} | {b: B})`: the same constraint, expressed as a type.
+ * Two adaptations, on a copy of the document. openapi-typescript renders an object with a sibling
+ * `anyOf: [{type: object, required: [a]}, …]` as `{…} | unknown | unknown`, which is `unknown`:
+ * each such anyOf is moved into `allOf: [{anyOf: [{type: object, required: [a], properties: {a}}, …]}]`,
+ * which it renders as `{…} & ({a: A} | {b: B})`, the same constraint expressed as a type. And it
+ * reads a `type` beside oneOf as a constraint of its own (`unknown[] & (string | string[])`): that
+ * type only names the alternatives (see zod.ts), so it is dropped.
  */
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
-import { isObject, type Json, type JsonObject } from './zod.ts'
+import { isObject, isRequiredOnly, type Json, type JsonObject } from './zod.ts'
 
 export async function sdkTypesSource(doc: JsonObject): Promise<string> {
   const adapted = adapt(structuredClone(doc)) as unknown as OpenAPI3
@@ -19,13 +20,9 @@ function adapt(value: Json): Json {
   if (Array.isArray(value)) return value.map(adapt)
   if (!isObject(value)) return value
   const out: JsonObject = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, adapt(v)]))
+  if (Array.isArray(out.oneOf)) delete out.type
   const { anyOf, properties } = out
-  if (
-    Array.isArray(anyOf) &&
-    isObject(properties) &&
-    !('allOf' in out) &&
-    anyOf.every((a) => isObject(a) && Object.keys(a).length === 1 && Array.isArray(a.required))
-  ) {
+  if (Array.isArray(anyOf) && isObject(properties) && !('allOf' in out) && anyOf.every(isRequiredOnly)) {
     delete out.anyOf
     out.allOf = [
       {

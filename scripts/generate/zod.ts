@@ -165,7 +165,8 @@ function base(k: Keywords): string {
   const requiredAlternatives = Array.isArray(anyOf) && anyOf.every(isRequiredOnly)
   for (const combinator of ['oneOf', ...(requiredAlternatives ? [] : ['anyOf'])]) {
     if (k.has(combinator)) {
-      if (k.has('type') || k.has('properties')) fail(k.at(combinator), `${combinator} beside type/properties`)
+      if (k.has('properties')) fail(k.at(combinator), `${combinator} beside properties`)
+      if (k.has('type')) typesOfAlternatives(k, combinator)
       return union(k, combinator)
     }
   }
@@ -218,8 +219,25 @@ function typeOf(k: Keywords): { type: string | undefined; nullable: boolean } {
   return fail(k.at('type'), `unsupported type ${literal(type)} (only X or [X, "null"])`)
 }
 
-function isRequiredOnly(alternative: Json): boolean {
-  return isObject(alternative) && Object.keys(alternative).length === 1 && Array.isArray(alternative.required)
+/** `{required: [...]}`, typed `object` or not: one alternative of the at-least-one refinement. */
+export function isRequiredOnly(alternative: Json): boolean {
+  if (!isObject(alternative) || !Array.isArray(alternative.required)) return false
+  return Object.keys(alternative).every(
+    (n) => n === 'required' || (n === 'type' && alternative.type === 'object'),
+  )
+}
+
+/**
+ * A `type` beside oneOf only says what the alternatives are (for tools that want a type on every
+ * schema): it must list each inline alternative's type, and validation comes from the alternatives.
+ */
+function typesOfAlternatives(k: Keywords, combinator: string): void {
+  const listed = [k.get('type')].flat()
+  for (const [i, alternative] of (k.schema[combinator] as Json[]).entries()) {
+    const type = isObject(alternative) ? alternative.type : undefined
+    if (typeof type === 'string' && !listed.includes(type))
+      fail(child(k.at(combinator), i), `type ${literal(type)} is not in the type beside ${combinator}`)
+  }
 }
 
 function union(k: Keywords, combinator: string): string {

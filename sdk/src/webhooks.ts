@@ -4,10 +4,12 @@
  * HMAC-SHA256 keyed with the base64-decoded part of the endpoint's `whsec_` secret. Uses Web
  * Crypto, so it runs wherever `globalThis.crypto` does (Node 20, Deno, Bun, edge runtimes).
  */
-import type { components } from './generated/schema.js'
+import type { webhooks } from './generated/schema.js'
 
-/** The body of any delivery; tell the events apart by `type`. */
-export type WebhookEvent = components['schemas']['WebhookEvent']
+/** The body of any delivery (each event the contract's `webhooks` list); tell them apart by `type`. */
+export type WebhookEvent = {
+  [Event in keyof webhooks]: webhooks[Event]['post']['requestBody']['content']['application/json']
+}[keyof webhooks]
 
 /** Headers as a `Headers` object or a plain object (Node's `IncomingHttpHeaders`, any case). */
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>

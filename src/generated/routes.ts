@@ -312,13 +312,23 @@ export const EmailSchema = z
       }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
-    sent_at: TimestampSchema.nullable().openapi({
-      description: 'When the server first took it (for at least one recipient); `null` before.',
-    }),
-    next_attempt_at: TimestampSchema.nullable().openapi({
-      description:
-        'While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.',
-    }),
+    sent_at: z
+      .string()
+      .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
+      .nullable()
+      .openapi({
+        description: 'When the server first took it (for at least one recipient); `null` before.',
+        example: '2025-01-15 09:30:02',
+      }),
+    next_attempt_at: z
+      .string()
+      .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
+      .nullable()
+      .openapi({
+        description:
+          'While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.',
+        example: null,
+      }),
     history: z
       .array(EmailEventSchema)
       .optional()
@@ -1094,23 +1104,6 @@ export const WebhookFormSubmittedEventSchema = z
     data: WebhookFormDataSchema,
   })
   .openapi('WebhookFormSubmittedEvent')
-
-export const WebhookEventSchema = z
-  .union(
-    [
-      WebhookEmailEventSchema,
-      WebhookBatchEventSchema,
-      WebhookMemberAddedEventSchema,
-      WebhookFormSubmittedEventSchema,
-    ],
-    {
-      error: unionMessage(
-        'Expected WebhookEmailEvent or WebhookBatchEvent or WebhookMemberAddedEvent or WebhookFormSubmittedEvent',
-      ),
-    },
-  )
-  .openapi({ description: 'The body of any delivery; tell them apart by `type`.' })
-  .openapi('WebhookEvent')
 
 export const ErrorDetailsSchema = z
   .object({

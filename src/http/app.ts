@@ -1,7 +1,9 @@
+import path from 'node:path'
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { ping } from '../db/sql.ts'
 import { enqueueEmailRoute, sendEmailRoute } from '../generated/routes.ts'
-import { servedBytes } from '../net/static-asset.ts'
+import { servedBytes, staticAsset } from '../net/static-asset.ts'
+import { PROJECT_ROOT } from '../project-root.ts'
 import type { Services } from '../services.ts'
 import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
@@ -16,6 +18,13 @@ import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerReference } from './reference.ts'
 import { registerTemplates } from './templates/index.ts'
 import { registerWebhooks } from './webhooks/index.ts'
+
+/** Asked for by every browser at the root, whichever page it shows: the dashboard's, a hosted one, the reference. */
+const FAVICON = staticAsset(
+  path.join(PROJECT_ROOT, 'src', 'http', 'assets', 'favicon.ico'),
+  '/favicon.ico',
+  'image/x-icon',
+)
 
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
   // Serialized once, at start (it is large: serializing it for each request cost about 3 ms of
@@ -34,6 +43,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerMetrics(app, services)
   app.get(contract.path, (c) => contract.respond(c.req.raw))
   registerReference(app)
+  app.get(FAVICON.path, (c) => FAVICON.respond(c.req.raw))
 
   const api: Api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   api.use(requireApiKey([sendEmailRoute, enqueueEmailRoute]), limitBodySize(services.config.bodyLimitBytes))

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { Scalar } from '@scalar/hono-api-reference'
 import { packageFile, staticAsset } from '../net/static-asset.ts'
-import type { AppEnv } from './env.ts'
+import { API_BASE, type AppEnv } from './env.ts'
 
 /** Scalar's own browser bundle, from its npm package: the reference works with no internet access. */
 const SCALAR_BUNDLE = staticAsset(
@@ -23,6 +23,8 @@ export function registerReference(app: OpenAPIHono<AppEnv>): void {
       withDefaultFonts: false,
       telemetry: false,
       agent: { disabled: true },
+      showDeveloperTools: 'never',
+      servers: [{ url: API_BASE, description: 'This Mailroom' }],
     })),
   )
 }

@@ -545,28 +545,7 @@ export interface webhooks {
      * Every recipient got the message
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookEmailEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['emailSentEvent']
     delete?: never
     options?: never
     head?: never
@@ -586,28 +565,7 @@ export interface webhooks {
      * The message ended with some recipient not reached
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookEmailEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['emailFailedEvent']
     delete?: never
     options?: never
     head?: never
@@ -627,28 +585,7 @@ export interface webhooks {
      * An attempt was deferred; the message is tried again
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookEmailEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['emailDeferredEvent']
     delete?: never
     options?: never
     head?: never
@@ -668,28 +605,7 @@ export interface webhooks {
      * A batch ended with at least one recipient sent
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookBatchEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['batchCompletedEvent']
     delete?: never
     options?: never
     head?: never
@@ -709,28 +625,7 @@ export interface webhooks {
      * A batch ended with no recipient sent
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookBatchEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['batchFailedEvent']
     delete?: never
     options?: never
     head?: never
@@ -750,28 +645,7 @@ export interface webhooks {
      * An address joined an audience through its hosted sign-up page
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookMemberAddedEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['audienceMemberAddedEvent']
     delete?: never
     options?: never
     head?: never
@@ -791,28 +665,7 @@ export interface webhooks {
      * A hosted form was submitted
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['WebhookFormSubmittedEvent']
-        }
-      }
-      responses: {
-        /** @description Any `2xx` answer means the event was received. */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content?: never
-        }
-      }
-    }
+    post: operations['formSubmittedEvent']
     delete?: never
     options?: never
     head?: never
@@ -1036,10 +889,16 @@ export interface components {
       recipients: components['schemas']['EmailRecipientOutcome'][]
       created_at: components['schemas']['Timestamp']
       updated_at: components['schemas']['Timestamp']
-      /** @description When the server first took it (for at least one recipient); `null` before. */
-      sent_at: components['schemas']['Timestamp'] | null
-      /** @description While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise. */
-      next_attempt_at: components['schemas']['Timestamp'] | null
+      /**
+       * @description When the server first took it (for at least one recipient); `null` before.
+       * @example 2025-01-15 09:30:02
+       */
+      sent_at: string | null
+      /**
+       * @description While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.
+       * @example null
+       */
+      next_attempt_at: string | null
       /** @description Every event, oldest first. Only on `GET /emails/{id}`. */
       history?: components['schemas']['EmailEvent'][]
     }
@@ -1777,12 +1636,6 @@ export interface components {
       timestamp: string
       data: components['schemas']['WebhookFormData']
     }
-    /** @description The body of any delivery; tell them apart by `type`. */
-    WebhookEvent:
-      | components['schemas']['WebhookEmailEvent']
-      | components['schemas']['WebhookBatchEvent']
-      | components['schemas']['WebhookMemberAddedEvent']
-      | components['schemas']['WebhookFormSubmittedEvent']
     /** @description Optional machine-readable details of a standard error. */
     ErrorDetails: {
       /**
@@ -3088,6 +2941,160 @@ export interface operations {
       401: components['responses']['Unauthorized']
       404: components['responses']['WebhookNotFound']
       500: components['responses']['InternalError']
+    }
+  }
+  emailSentEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEmailEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  emailFailedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEmailEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  emailDeferredEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEmailEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  batchCompletedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookBatchEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  batchFailedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookBatchEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  audienceMemberAddedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookMemberAddedEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  formSubmittedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookFormSubmittedEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
     }
   }
 }
