@@ -26,6 +26,17 @@ export interface Config {
   logLevel: LogLevel
   logFormat: LogFormat
   bodyLimitBytes: number
+  /** Keys and array elements, counted together, that a JSON body may hold (the validation body above). */
+  jsonMaxValues: number
+  /**
+   * A request body has this long to arrive in full, plus one second for each
+   * `bodyMinBytesPerSecond` bytes it is long (its Content-Length, else its route's body limit);
+   * a body still arriving after that is cut with 408.
+   */
+  bodyTimeoutSeconds: number
+  bodyMinBytesPerSecond: number
+  /** Open connections one client address may hold to the public pages (hosted pages, sign-in). */
+  publicConnectionsPerAddress: number
   /** When set, GET /metrics asks for `Authorization: Bearer <token>`. */
   metricsToken: string | undefined
   /** Where people reach the service (links in emails, `Secure` cookies); no trailing slash. */
@@ -54,6 +65,8 @@ export const MIN_SECRET_LENGTH = 32
 const TRUE_WORDS = ['1', 'true', 'yes', 'on']
 const FALSE_WORDS = ['0', 'false', 'no', 'off']
 const MAX_PORT = 65_535
+/** A day: Node's timers take no more than about 24.8 days, and no body should take hours. */
+const MAX_TIMEOUT_SECONDS = 86_400
 /** The longest an idle SMTP session is kept: below the 30 s socket timeout, which would end it without QUIT. */
 const MAX_SMTP_IDLE_MS = 25_000
 
@@ -100,6 +113,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: read<LogLevel>('LOG_LEVEL', 'info', (raw) => oneOf(LOG_LEVELS, raw)),
     logFormat: read<LogFormat>('LOG_FORMAT', 'json', (raw) => oneOf(LOG_FORMATS, raw)),
     bodyLimitBytes: read('MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, (raw) =>
+      wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
+    ),
+    jsonMaxValues: read('MAILROOM_JSON_MAX_VALUES', 200_000, (raw) =>
+      wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
+    ),
+    bodyTimeoutSeconds: read('MAILROOM_BODY_TIMEOUT_SECONDS', 20, (raw) =>
+      wholeNumber(raw, 1, MAX_TIMEOUT_SECONDS),
+    ),
+    bodyMinBytesPerSecond: read('MAILROOM_BODY_MIN_BYTES_PER_SECOND', 256 * 1024, (raw) =>
+      wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
+    ),
+    publicConnectionsPerAddress: read('MAILROOM_PUBLIC_CONNECTIONS_PER_ADDRESS', 64, (raw) =>
       wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
     ),
     metricsToken: read<string | undefined>('MAILROOM_METRICS_TOKEN', undefined, (raw) =>

@@ -64,7 +64,7 @@ export class Metrics implements EmailMetrics {
     registers: [this.registry],
   })
 
-  request(method: string, route: string, status: number, seconds: number): void {
+  request(method: string, route: string, status: number | 'aborted', seconds: number): void {
     this.requests.inc({ method, route, status: String(status) })
     this.latency.observe({ method, route }, seconds)
   }

@@ -3,7 +3,20 @@ import { createDashboard } from './dashboard/app.ts'
 import { createHosted } from './hosted/app.ts'
 import { createApp } from './http/app.ts'
 import { listen, type RunningServer } from './net/http-server.ts'
+import { PUBLIC_BODY_LIMIT_BYTES } from './net/page-app.ts'
+import { requestGuard } from './net/request-guard.ts'
 import type { Services } from './services.ts'
+
+/** The public hosted pages and their stylesheet, served by their own app. */
+const HOSTED_PREFIXES = ['/signup', '/forms', '/unsubscribe', '/hosted']
+/** Where anyone may post a body without a key or a session. */
+const SIGN_IN = '/dashboard/login'
+
+function isPublicPage(path: string): boolean {
+  return (
+    path === SIGN_IN || HOSTED_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
+  )
+}
 
 /**
  * Everything the service serves over HTTP, in one process: `/dashboard` and below go to the
@@ -17,13 +30,14 @@ export function createWebApp(services: Services): Hono {
   const hosted = createHosted(services)
   const web = new Hono()
   web.all('/dashboard/*', (c) => dashboard.fetch(c.req.raw, c.env))
-  for (const prefix of ['/signup/*', '/forms/*', '/unsubscribe/*', '/hosted/*']) {
-    web.all(prefix, (c) => hosted.fetch(c.req.raw, c.env))
+  for (const prefix of HOSTED_PREFIXES) {
+    web.all(`${prefix}/*`, (c) => hosted.fetch(c.req.raw, c.env))
   }
   web.all('*', (c) => api.fetch(c.req.raw, c.env))
   return web
 }
 
 export function startWebServer(services: Services, port: number, host: string): Promise<RunningServer> {
-  return listen(createWebApp(services), port, host)
+  const guard = requestGuard(services.config, isPublicPage, PUBLIC_BODY_LIMIT_BYTES)
+  return listen(createWebApp(services), port, host, guard, services.config.bodyLimitBytes)
 }

@@ -1,4 +1,4 @@
-import { pageApp } from '../net/page-app.ts'
+import { PUBLIC_BODY_LIMIT_BYTES, pageApp } from '../net/page-app.ts'
 import type { Services } from '../services.ts'
 import type { Hosted, HostedEnv } from './env.ts'
 import { notFound, onError } from './errors.tsx'
@@ -7,8 +7,8 @@ import { registerHostedAssets } from './layout.tsx'
 import { registerSignup } from './signup.tsx'
 import { registerUnsubscribe } from './unsubscribe.tsx'
 
-/** Public submissions are small: 64 KiB holds 50 fields of a long message each. */
-export const HOSTED_BODY_LIMIT_BYTES = 64 * 1024
+/** Public submissions are small. */
+export const HOSTED_BODY_LIMIT_BYTES = PUBLIC_BODY_LIMIT_BYTES
 
 /**
  * Nothing of another site runs or loads on these pages (they have no script at all); they may

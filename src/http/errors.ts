@@ -6,6 +6,7 @@ import type { ZodError } from 'zod'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { AppError, invalidInput, zodIssues } from '../errors.ts'
 import { ERROR_CATALOG, type ErrorCatalogEntry } from '../generated/errors.ts'
+import { interruption } from '../net/request-guard.ts'
 import { wholeSeconds } from '../quota/limit-reached.ts'
 import type { AppEnv } from './env.ts'
 
@@ -86,6 +87,8 @@ function unexpected(c: Context<AppEnv>, error: unknown): Response {
 }
 
 export const onError: ErrorHandler<AppEnv> = (error, c) => {
+  // A body that never arrived whole fails its read: the access log says so (see observe.ts).
+  if (interruption(c.env)) return c.body(null, 408)
   if (error instanceof AppError) return sendError(c, error)
   // Hono's JSON validator raises these for a body that does not parse or is not declared as JSON.
   if (error instanceof HTTPException && error.status === 400 && /json/i.test(error.message)) {

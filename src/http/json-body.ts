@@ -1,36 +1,73 @@
 import type { RouteConfig } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import { AppError, invalidInput } from '../errors.ts'
+import { limitBodySize } from './body-limit.ts'
 import type { AppEnv } from './env.ts'
 
 /** A JSON body deeper than this answers the validation body (the rulings' "Bounds"). */
 export const MAX_JSON_DEPTH = 64
 
+/**
+ * The body limit of operations whose bodies are a few short fields (audiences, webhook
+ * endpoints): their largest valid body is a few KiB, and the service's body limit is for mail.
+ */
+export const SMALL_JSON_BODY_BYTES = 64 * 1024
+
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i
-const OPEN = new Set([0x5b, 0x7b]) // [ {
-const CLOSE = new Set([0x5d, 0x7d]) // ] }
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const OPEN_ARRAY = 0x5b
+const OPEN_OBJECT = 0x7b
+const CLOSE_ARRAY = 0x5d
+const CLOSE_OBJECT = 0x7d
+
+/** Which bound a JSON text passes first, if any. */
+export type JsonTextExcess = 'depth' | 'values' | undefined
 
 /**
- * How deeply a JSON text nests, read in one pass over its characters (strings skipped), so that
- * neither the parser nor any walk over the value ever meets a deeper one. Malformed text is the
- * parser's to refuse; this only counts.
+ * Whether a JSON text nests more than `maxDepth` levels or holds more than `maxValues` keys and
+ * array elements, read in one pass over its characters (strings skipped) that stops at the first
+ * bound passed, so that the parser never meets a body whose size in values it has not been
+ * told. A value is counted at each comma and at the first item of each container. Malformed
+ * text is the parser's to refuse; this only counts.
  */
-export function jsonTextDepth(text: string): number {
+export function jsonTextExcess(text: string, maxDepth: number, maxValues: number): JsonTextExcess {
   let depth = 0
-  let deepest = 0
-  let inString = false
+  let values = 0
+  let opened = false
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
-    if (inString) {
-      if (code === BACKSLASH) i++
-      else if (code === QUOTE) inString = false
-    } else if (code === QUOTE) inString = true
-    else if (OPEN.has(code)) deepest = Math.max(deepest, ++depth)
-    else if (CLOSE.has(code)) depth--
+    if (code <= 0x20) continue
+    if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) {
+      depth--
+      opened = false
+      continue
+    }
+    if (code === COMMA || opened) {
+      opened = false
+      if (++values > maxValues) return 'values'
+      if (code === COMMA) continue
+    }
+    if (code === QUOTE) i = closingQuote(text, i)
+    else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
+      if (++depth > maxDepth) return 'depth'
+      opened = true
+    }
   }
-  return deepest
+  return undefined
+}
+
+/** Where the string opened at `start` ends (the text's end when it never does). */
+function closingQuote(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1)
+  while (end !== -1) {
+    let backslashes = 0
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++
+    if (backslashes % 2 === 0) return end
+    end = text.indexOf('"', end + 1)
+  }
+  return text.length
 }
 
 /**
@@ -39,41 +76,53 @@ export function jsonTextDepth(text: string): number {
  */
 export type BodyPrecheck = (body: unknown) => unknown
 
+export interface BodyBounds {
+  precheck?: BodyPrecheck
+  /** The route's own body limit, below the service's (413 PAYLOAD_TOO_LARGE above). */
+  maxBytes?: number
+}
+
 /**
- * `route` with its JSON body read, refused when nested more than MAX_JSON_DEPTH levels, parsed,
- * and put through `precheck`, before its validator runs (which parses the text Hono keeps again:
- * linear work, and never on a body deeper than the bound). A body that is not declared as JSON
- * is left to the validator.
+ * `route` with its JSON body read, refused when nested more than MAX_JSON_DEPTH levels or
+ * holding more keys and array elements than the service's `jsonMaxValues`, parsed, and put
+ * through `precheck`, before its validator runs. A body that is not declared as JSON is left to
+ * the validator.
  */
-export function boundedBody<R extends RouteConfig>(route: R, precheck?: BodyPrecheck): R {
+export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds = {}): R {
   const check = createMiddleware<AppEnv>(async (c, next) => {
     const type = c.req.header('content-type')?.split(';')[0]?.trim() ?? ''
     if (JSON_MEDIA_TYPE.test(type)) {
       const text = await c.req.text()
-      if (jsonTextDepth(text) > MAX_JSON_DEPTH) {
-        throw invalidInput([
-          {
-            path: [],
-            message: `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep`,
-            code: 'too_big',
-          },
-        ])
-      }
+      const { jsonMaxValues } = c.get('services').config
+      refuseExcess(jsonTextExcess(text, MAX_JSON_DEPTH, jsonMaxValues), jsonMaxValues)
       let body: unknown
       try {
         body = JSON.parse(text)
       } catch {
         throw new AppError('INVALID_JSON', 'The request body is not valid JSON')
       }
-      const checked = precheck ? precheck(body) : body
-      // Hono parses the cached text again for the validator: a replaced body replaces the text.
-      // (The cache holds promises, whatever its declared type says.)
-      if (checked !== body) {
-        const cache = c.req.bodyCache as Record<string, Promise<unknown>>
-        cache.text = Promise.resolve(JSON.stringify(checked))
-      }
+      const checked = bounds.precheck ? bounds.precheck(body) : body
+      // Hono's c.req.json() parses the text again on every call (the validator's, the
+      // validation hook's): both get the body parsed here instead. zod builds what it returns
+      // anew, so neither changes it.
+      c.req.json = <T>() => Promise.resolve(checked as T)
     }
     await next()
   })
-  return { ...route, middleware: [...[route.middleware ?? []].flat(), check] }
+  const limit = bounds.maxBytes === undefined ? [] : [limitBodySize(bounds.maxBytes)]
+  return { ...route, middleware: [...[route.middleware ?? []].flat(), ...limit, check] }
+}
+
+function refuseExcess(excess: JsonTextExcess, maxValues: number): void {
+  if (excess === undefined) return
+  throw invalidInput([
+    {
+      path: [],
+      message:
+        excess === 'depth'
+          ? `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep`
+          : `The JSON body holds more than ${maxValues} keys and array elements`,
+      code: 'too_big',
+    },
+  ])
 }

@@ -3,6 +3,7 @@ import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { matchedRoutes } from 'hono/route'
 import { withRequestId } from '../log.ts'
+import { interruption } from '../net/request-guard.ts'
 import type { Services } from '../services.ts'
 import type { AppEnv } from './env.ts'
 
@@ -13,7 +14,8 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  * Every request: its id (taken from X-Request-Id or made, echoed in the response), carried by
  * every log line written on its behalf and by the work it queues; then one access log line
  * (method, route, status, duration, account, request id; never the key or the body) and the
- * request's count and latency in the metrics.
+ * request's count and latency in the metrics. A request whose body never arrived whole has the
+ * status its client got: 408 when it was cut at its deadline, `aborted` when the client left.
  */
 export function observe(services: Services) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -28,9 +30,10 @@ export function observe(services: Services) {
       c.res.headers.set('X-Request-Id', requestId)
       const seconds = (performance.now() - started) / 1000
       const route = routeOf(c)
-      const { status } = c.res
+      const interrupted = interruption(c.env)
+      const status = interrupted === 'aborted' ? interrupted : interrupted ? 408 : c.res.status
       services.metrics.request(c.req.method, route, status, seconds)
-      services.log[status >= 500 ? 'error' : 'info'](
+      services.log[typeof status === 'number' && status >= 500 ? 'error' : 'info'](
         {
           method: c.req.method,
           route,

@@ -1,5 +1,7 @@
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
+import { getRequestListener } from '@hono/node-server'
+import { guardedServerOptions, guardRequests, type RequestGuard } from './request-guard.ts'
 
 export interface RunningServer {
   url: string
@@ -12,9 +14,24 @@ export interface FetchHandler {
   fetch(request: Request, env?: unknown): Response | Promise<Response>
 }
 
-export function listen(handler: FetchHandler, port: number, host: string): Promise<RunningServer> {
+/**
+ * Serves `handler` (through @hono/node-server's listener, as its `serve` would) behind `guard`:
+ * bodies that arrive too slowly are cut, and public pages take a bounded number of connections
+ * from one address. `largestBody` is the largest body any route takes.
+ */
+export function listen(
+  handler: FetchHandler,
+  port: number,
+  host: string,
+  guard: RequestGuard,
+  largestBody: number,
+): Promise<RunningServer> {
+  const listener = getRequestListener(handler.fetch, { hostname: host })
+  const server = createServer(guardedServerOptions(guard, largestBody), guardRequests(guard, listener))
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: handler.fetch, port, hostname: host }, (info: AddressInfo) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      const info = server.address() as AddressInfo
       const url = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`
       resolve({
         url,
@@ -22,10 +39,9 @@ export function listen(handler: FetchHandler, port: number, host: string): Promi
           new Promise<void>((done, fail) => {
             server.close((error) => (error ? fail(error) : done()))
             // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
-            if ('closeIdleConnections' in server) server.closeIdleConnections()
+            server.closeIdleConnections()
           }),
       })
     })
-    server.once('error', reject)
   })
 }

@@ -6,8 +6,11 @@ import { proOnly } from '../feature-gate.ts'
 import { boundedBody } from '../json-body.ts'
 
 export function registerCreateBatch(api: Api) {
-  api.openapi(proOnly('batches', boundedBody(createBatchRoute, checkBatchCounts)), async (c) => {
-    const created = await createBatch(c.get('services').sql, c.get('caller'), c.req.valid('json'))
-    return c.json(created, 200)
-  })
+  api.openapi(
+    proOnly('batches', boundedBody(createBatchRoute, { precheck: checkBatchCounts })),
+    async (c) => {
+      const created = await createBatch(c.get('services').sql, c.get('caller'), c.req.valid('json'))
+      return c.json(created, 200)
+    },
+  )
 }

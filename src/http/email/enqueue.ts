@@ -6,9 +6,12 @@ import { proOnly } from '../feature-gate.ts'
 import { boundedBody } from '../json-body.ts'
 
 export function registerEnqueueEmail(api: Api) {
-  api.openapi(proOnly('asyncSending', boundedBody(enqueueEmailRoute, checkRecipientCount)), async (c) => {
-    const request = normalizeEmailRequest(c.req.valid('json'))
-    const result = await enqueue(c.get('services').sql, c.get('claim'), request)
-    return c.json(result, 200)
-  })
+  api.openapi(
+    proOnly('asyncSending', boundedBody(enqueueEmailRoute, { precheck: checkRecipientCount })),
+    async (c) => {
+      const request = normalizeEmailRequest(c.req.valid('json'))
+      const result = await enqueue(c.get('services').sql, c.get('claim'), request)
+      return c.json(result, 200)
+    },
+  )
 }

@@ -5,7 +5,7 @@ import type { Api } from '../env.ts'
 import { boundedBody } from '../json-body.ts'
 
 export function registerSendEmail(api: Api) {
-  api.openapi(boundedBody(sendEmailRoute, checkRecipientCount), async (c) => {
+  api.openapi(boundedBody(sendEmailRoute, { precheck: checkRecipientCount }), async (c) => {
     const request = normalizeEmailRequest(c.req.valid('json'))
     const result = await sendNow(c.get('services'), c.get('claim'), request, c.req.header('idempotency-key'))
     return c.json(result, 200)

@@ -1,10 +1,10 @@
 import { updateWebhookRoute } from '../../generated/routes.ts'
 import { updateWebhook } from '../../webhooks/endpoints.ts'
 import type { Api } from '../env.ts'
-import { boundedBody } from '../json-body.ts'
+import { boundedBody, SMALL_JSON_BODY_BYTES } from '../json-body.ts'
 
 export function registerUpdateWebhook(api: Api) {
-  api.openapi(boundedBody(updateWebhookRoute), async (c) => {
+  api.openapi(boundedBody(updateWebhookRoute, { maxBytes: SMALL_JSON_BODY_BYTES }), async (c) => {
     const webhook = await updateWebhook(
       c.get('services'),
       c.get('caller').accountId,
