@@ -67,22 +67,28 @@ function loopbackIps(): string[] {
   return Array.from({ length: 254 }, (_, i) => `127.0.0.${i + 1}`)
 }
 
-/** Makes the CA and server certificate and writes the CA to `dir/ca.pem`. Called once per run. */
-export async function createTlsMaterial(dir: string): Promise<TlsMaterial> {
-  await mkdir(dir, { recursive: true })
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'Mailroom test CA' }], {
+/** A private CA named `commonName`, valid from an hour ago for a week unless `validFor` says otherwise. */
+export async function makeCa(
+  commonName: string,
+  validFor: { notBeforeDate: Date; notAfterDate: Date } = validity(),
+): Promise<{ key: string; cert: string }> {
+  const ca = await selfsigned.generate([{ name: 'commonName', value: commonName }], {
     ...KEY,
-    ...validity(),
+    ...validFor,
     extensions: [
       { name: 'basicConstraints', cA: true, critical: true },
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
     ],
   })
-  const server = await makeCertificate(
-    { dnsNames: CERT_DNS_NAMES, ips: loopbackIps() },
-    { key: ca.private, cert: ca.cert },
-  )
+  return { key: ca.private, cert: ca.cert }
+}
+
+/** Makes the CA and server certificate and writes the CA to `dir/ca.pem`. Called once per run. */
+export async function createTlsMaterial(dir: string): Promise<TlsMaterial> {
+  await mkdir(dir, { recursive: true })
+  const ca = await makeCa('Mailroom test CA')
+  const server = await makeCertificate({ dnsNames: CERT_DNS_NAMES, ips: loopbackIps() }, ca)
   const caPath = path.join(dir, 'ca.pem')
   await writeFile(caPath, ca.cert)
-  return { caPath, caPem: ca.cert, caKey: ca.private, ...server }
+  return { caPath, caPem: ca.cert, caKey: ca.key, ...server }
 }
