@@ -8,7 +8,7 @@ import {
   waitForServer,
 } from '../db/connections.ts'
 import { scheduleProbe, scheduleQueueRun } from '../db/jobs.ts'
-import { queuedDueNow } from '../db/outbox.ts'
+import { failExpiredQueued, queuedDueNow } from '../db/outbox.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { openPassword } from '../smtp/secret-box.ts'
 import { verifySmtpLogin } from '../smtp/transport.ts'
@@ -65,16 +65,24 @@ export interface ProbeDeps {
 /** What a probe found: the server answers; it does not (and the connection was paused now, or not); nothing to probe. */
 export type ProbeResult = 'resumed' | 'down' | 'paused' | 'nothing-to-probe'
 
+export interface ProbePolicy {
+  /** How long after a probe that finds the server down the next one comes. */
+  intervalMs: number
+  /** The queue lifetime: mail queued this long ago ends failed rather than wait on. */
+  maxAgeMs: number
+}
+
 /**
  * Asks the server of a connection taken for out of reach whether it answers (TLS and login).
  * When it does, the wait ends, a pause it caused too, and all the waiting mail is due at once.
- * When it does not, the next probe comes `intervalMs` later, and the failure counts toward a
- * pause (a pause under way stands as it is: probes neither lengthen it nor count toward the next).
+ * When it does not, the next probe comes a probe interval later, the failure counts toward a
+ * pause (a pause under way stands as it is: probes neither lengthen it nor count toward the
+ * next), and mail that has waited out the queue lifetime ends failed.
  */
 export async function probeConnection(
   deps: ProbeDeps,
   connectionId: number,
-  intervalMs: number,
+  { intervalMs, maxAgeMs }: ProbePolicy,
 ): Promise<ProbeResult> {
   const connection = await outOfReach(deps.sql, connectionId)
   // A disabled connection sends nothing: enabling it gives its queue a run, which finds out anew.
@@ -93,6 +101,7 @@ export async function probeConnection(
         ? { pausedNow: false }
         : await countProviderFailure(tx, connectionId, PAUSE_RULE, failure)
       await waitForAnswer(tx, connectionId, intervalMs)
+      await failExpiredQueued(tx, connectionId, maxAgeMs, reason)
       return pausedNow ? 'paused' : 'down'
     })
   }

@@ -566,11 +566,35 @@ export async function failQueuedOfConnection(tx: Db, connectionId: number): Prom
       tx`select l.id as batch_id from locked l where exists (select 1 from batch_recipients r where r.batch_id = l.id)`,
     )})
     select count(*) from run`
+  await failQueued(tx, connectionId, tx`${CONNECTION_DELETED}`, tx`true`)
+}
+
+/**
+ * Ends the connection's mail queued `maxAgeMs` ago or earlier, failed with its last error (or
+ * `reason`), as an attempt past the queue lifetime would end it: mail waiting behind a server
+ * out of reach is not tried, and would otherwise wait for as long as the outage lasts.
+ */
+export async function failExpiredQueued(
+  tx: Db,
+  connectionId: number,
+  maxAgeMs: number,
+  reason: string,
+): Promise<void> {
+  await failQueued(
+    tx,
+    connectionId,
+    tx`'Still deferred after ' || round(extract(epoch from mailroom_now() - created_at) / 3600) || ' hours: '
+       || coalesce(error, ${reason})`,
+    tx`created_at <= mailroom_now() - ${maxAgeMs} * interval '1 millisecond'`,
+  )
+}
+
+/** Fails the connection's queued mail that `only` picks, with `error`, its events and the ends of its batches. */
+async function failQueued(tx: Db, connectionId: number, error: Fragment, only: Fragment): Promise<void> {
   const batches = await tx<{ batch_id: number }[]>`
     with record as (
-      update outbox set status = 'failed', error = ${CONNECTION_DELETED}, next_attempt_at = null,
-        updated_at = now()
-      where connection_id = ${connectionId} and status = 'queued'
+      update outbox set status = 'failed', error = ${error}, next_attempt_at = null, updated_at = now()
+      where connection_id = ${connectionId} and status = 'queued' and ${only}
       returning ${EVENT_COLUMNS(tx)}
     ), ${recordedEvents(tx, emailEvents(tx))}
     select distinct r.batch_id from record r where r.batch_id is not null and ${eventsRecorded(tx)} >= 0`

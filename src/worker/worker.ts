@@ -144,7 +144,10 @@ export async function startWorker(
         },
         [PROBE_TASK]: async (payload) => {
           const { connectionId } = payload as ProbePayload
-          const result = await probeConnection(services, connectionId, options.probeIntervalMs)
+          const result = await probeConnection(services, connectionId, {
+            intervalMs: options.probeIntervalMs,
+            maxAgeMs: options.retry.maxAgeMs,
+          })
           if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
           if (result === 'paused')
             log.warn({ connectionId }, 'connection paused: its server stays out of reach')

@@ -126,6 +126,26 @@ describe('a server out of reach: one probe speaks for the connection', () => {
     for (const id of ids) await waitForOutboxStatus(app, s.accountId, id, 'sent')
     expect((await costs(s)).every((c) => c.failures <= 1)).toBe(true)
   })
+
+  it('mail waiting behind it still ends at the queue lifetime, failed with the reason', async () => {
+    const s = await startSender(app, 'lifetime', { plan: 'pro' })
+    await s.sink.close()
+    await app.worker({ lanes: 1, retry: retryPolicy(60_000, 8, 60_000, 3_600_000), probeIntervalMs: 60_000 })
+    const ids = await Promise.all(Array.from({ length: 3 }, () => enqueued(app, s.key, email())))
+    await waitFor('the outage found', async () =>
+      (await costs(s)).some((c) => c.attempts > 0) ? true : undefined,
+    )
+    await noneInFlight(s)
+    // Two hours pass for the mail, never tried since: the next probe ends it.
+    await app.services.sql`
+      update outbox set created_at = created_at - interval '2 hours' where id = any(${ids}::int[])`
+    await probeNow(s)
+    for (const id of ids) {
+      const failed = await waitForOutboxStatus(app, s.accountId, id, 'failed')
+      expect(failed.error).toMatch(/^Still deferred after 2 hours: .*ECONNREFUSED/)
+    }
+    expect((await costs(s)).reduce((n, c) => n + c.failures, 0)).toBeLessThanOrEqual(1)
+  })
 })
 
 describe('the end of a pause lets all the waiting mail go at once', () => {
