@@ -85,8 +85,7 @@ export async function probeConnection(
   { intervalMs, maxAgeMs }: ProbePolicy,
 ): Promise<ProbeResult> {
   const connection = await outOfReach(deps.sql, connectionId)
-  // A disabled connection sends nothing: enabling it gives its queue a run, which finds out anew.
-  if (!connection || connection.disabled) return 'nothing-to-probe'
+  if (!connection) return 'nothing-to-probe'
   try {
     await verifySmtpLogin(
       { ...connection, password: openPassword(deps.secret, connection.password_encrypted) },
