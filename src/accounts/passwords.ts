@@ -17,11 +17,13 @@ const SALT_BYTES = 16
 const MAX_MEMORY = 256 * 1024 * 1024
 /**
  * Hashes at once, and hashes waiting for their turn at most. Each takes 128 MiB and a core, and
- * runs on libuv's thread pool, which DNS lookups (SMTP hosts) and file reads share. The last in
- * line waits for all those ahead (about a second each), so a longer line would only make every
- * sign-in late, the owner's among them; past it, "try again in a moment".
+ * runs on libuv's thread pool, which DNS lookups (SMTP hosts) and file reads share: one at a
+ * time keeps a burst of sign-ins within the service's memory budget (two took it past 400 MiB
+ * beside other load). The last in line waits for all those ahead (about a second each), so a
+ * longer line would only make every sign-in late, the owner's among them; past it, "try again
+ * in a moment".
  */
-export const HASH_SLOTS = { running: 2, waiting: 4 } as const
+export const HASH_SLOTS = { running: 1, waiting: 4 } as const
 
 let hashing = 0
 const waitingForSlot: (() => void)[] = []

@@ -11,7 +11,7 @@ import { accountWithPassword, client, expectRedirect, textOf } from '../support/
 const app = useTestApp({ trustProxy: true })
 const PASSWORD = 'a long enough password'
 const CLIENT = '192.0.2.77'
-/** A dozen scrypt hashes, two at a time, on a loaded two-core machine. */
+/** A dozen scrypt hashes, one at a time, on a loaded two-core machine. */
 const HASHES_TIMEOUT = 120_000
 
 /** `count` password checks that take their place in the line at once (and fail). */
