@@ -51,7 +51,7 @@ function accountPage(c: DashboardContext, state: { refusal?: Refusal }, status: 
     <>
       <dl class="facts">
         <dt>Email</dt>
-        <dd class="wrap">{session.email}</dd>
+        <dd class="words">{session.email}</dd>
         <dt>Plan</dt>
         <dd>{session.plan === 'pro' ? 'Pro' : 'Free'} (the operator changes it)</dd>
         <dt>Account ID</dt>

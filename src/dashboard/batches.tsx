@@ -237,10 +237,10 @@ function Progress(props: {
           <Table head={['Recipient', 'Error', 'Attempts', 'When']}>
             {failures.failures.map((f) => (
               <tr>
-                <td class="wrap">
+                <td class="wrap words">
                   <a href={`/dashboard/outbox/${f.outbox_id}`}>{f.email}</a>
                 </td>
-                <td class="wrap">{f.error ?? ''}</td>
+                <td class="wrap words">{f.error ?? ''}</td>
                 <td>{f.attempts}</td>
                 <td class="nowrap">
                   <When at={f.updated_at} />

@@ -167,7 +167,7 @@ async function listPage(c: DashboardContext, state: PageState, status: Contentfu
         <Table head={['Sending address', 'Server', 'Quota', 'Rate', 'Status']}>
           {connections.map((x) => (
             <tr>
-              <td class="wrap">
+              <td class="wrap words">
                 <a href={one(x.id)}>{x.from}</a>
                 {x.is_default ? <mark class="tag">default</mark> : null}
               </td>
@@ -313,7 +313,7 @@ async function editPage(
           {connection.host}:{connection.port} ({connection.port === 465 ? 'TLS' : 'STARTTLS'})
         </dd>
         <dt>Username</dt>
-        <dd class="wrap">{connection.username}</dd>
+        <dd class="words">{connection.username}</dd>
         <dt>Status</dt>
         <dd>
           <Status connection={connection} />

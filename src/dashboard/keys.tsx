@@ -221,7 +221,7 @@ function KeyRow(props: { apiKey: ApiKey; connections: ConnectionView[]; token: s
       <td>
         <code>{key.prefix}…</code>
       </td>
-      <td class="wrap">{scopeLabel(key, connections)}</td>
+      <td class="wrap words">{scopeLabel(key, connections)}</td>
       <td>
         <When at={key.expires_at} empty="never" />
       </td>

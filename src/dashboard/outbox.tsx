@@ -205,7 +205,7 @@ function Records(props: { query: Query; found: OutboxPage }) {
       {found.records.length === 0 ? (
         <p>{query.search.size ? 'No message matches.' : 'Nothing sent yet.'}</p>
       ) : (
-        <Table head={['Created', 'Status', 'To', 'Subject']}>
+        <Table head={['Subject', 'To', 'Status', 'Created']}>
           {found.records.map((record) => (
             <Row record={record} />
           ))}
@@ -231,19 +231,19 @@ function Row(props: { record: OutboxListRow }) {
   const more = r.to.length > 1 ? ` +${r.to.length - 1}` : ''
   return (
     <tr>
-      <td class="nowrap">
-        <When at={r.created_at} />
+      <td class="wrap">
+        <a href={`${LIST}/${r.id}`}>{r.subject}</a>
+        {r.error ? <small class="error-line words">{r.error}</small> : null}
+      </td>
+      <td class="wrap words">
+        {r.to[0]}
+        {more}
       </td>
       <td>
         <StatusTag status={r.status} />
       </td>
-      <td class="wrap">
-        {r.to[0]}
-        {more}
-      </td>
-      <td class="wrap">
-        <a href={`${LIST}/${r.id}`}>{r.subject}</a>
-        {r.error ? <small class="error-line">{r.error}</small> : null}
+      <td class="nowrap">
+        <When at={r.created_at} />
       </td>
     </tr>
   )
@@ -264,23 +264,23 @@ function RecordPage(props: { record: OutboxDetail }) {
         <dt>Subject</dt>
         <dd class="wrap">{r.subject}</dd>
         <dt>From</dt>
-        <dd class="wrap">{r.from}</dd>
+        <dd class="words">{r.from}</dd>
         <dt>To</dt>
-        <dd class="wrap">{r.to.join(', ')}</dd>
+        <dd class="words">{r.to.join(', ')}</dd>
         {r.cc.length ? (
           <>
             <dt>Cc</dt>
-            <dd class="wrap">{r.cc.join(', ')}</dd>
+            <dd class="words">{r.cc.join(', ')}</dd>
           </>
         ) : null}
         {r.bcc.length ? (
           <>
             <dt>Bcc</dt>
-            <dd class="wrap">{r.bcc.join(', ')}</dd>
+            <dd class="words">{r.bcc.join(', ')}</dd>
           </>
         ) : null}
         <dt>Connection</dt>
-        <dd class="wrap">{r.connection_from ?? <span class="muted">deleted</span>}</dd>
+        <dd class="words">{r.connection_from ?? <span class="muted">deleted</span>}</dd>
         {r.batch_id !== null ? (
           <>
             <dt>Batch</dt>
@@ -294,7 +294,7 @@ function RecordPage(props: { record: OutboxDetail }) {
         {r.error ? (
           <>
             <dt>Error</dt>
-            <dd class="wrap">{r.error}</dd>
+            <dd class="words">{r.error}</dd>
           </>
         ) : null}
         <dt>Message-ID</dt>
@@ -347,11 +347,11 @@ function Recipients(props: { record: OutboxDetail }) {
         <Table head={['Address', 'Outcome', "The server's reply"]}>
           {recipients.map((x) => (
             <tr>
-              <td class="wrap">{x.address}</td>
+              <td class="wrap words">{x.address}</td>
               <td>
                 <mark class={`tag ${RECIPIENT_TONES[x.status]}`}>{x.status}</mark>
               </td>
-              <td class="wrap">{x.reply ?? <span class="muted">none</span>}</td>
+              <td class="wrap words">{x.reply ?? <span class="muted">none</span>}</td>
             </tr>
           ))}
         </Table>
@@ -408,7 +408,7 @@ function History(props: { events: HistoryEvent[] }) {
               <td class="nowrap">
                 <When at={event.at} />
               </td>
-              <td class="wrap">{detail ?? <span class="muted">none</span>}</td>
+              <td class="wrap words">{detail ?? <span class="muted">none</span>}</td>
             </tr>
           )
         })}

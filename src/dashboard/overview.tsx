@@ -53,12 +53,13 @@ export function registerOverview(app: Dashboard): void {
   })
 }
 
+/** Two columns, the window's end under its use, so that a phone shows the table whole. */
 function QuotaTable(props: { connections: QuotaUse[] }) {
   return (
-    <Table head={['Connection', 'Used in this window', 'Window ends']}>
+    <Table head={['Connection', 'Used in this window']}>
       {props.connections.map((c) => (
         <tr>
-          <td class="wrap">{c.from}</td>
+          <td class="wrap words">{c.from}</td>
           <td>
             {c.quota === null ? (
               <span class="muted">No quota</span>
@@ -66,11 +67,11 @@ function QuotaTable(props: { connections: QuotaUse[] }) {
               <>
                 {c.used} of {c.quota} per {c.quota_period}
                 <progress value={c.used} max={c.quota} />
+                <small>
+                  the window ends <When at={c.resets_at} />
+                </small>
               </>
             )}
-          </td>
-          <td>
-            <When at={c.resets_at} />
           </td>
         </tr>
       ))}

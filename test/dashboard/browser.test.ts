@@ -100,6 +100,44 @@ describe('an account owner, in a browser', () => {
     expect(await page.locator('table').textContent()).toContain(key.slice(0, 9))
   })
 
+  for (const viewport of [
+    { width: 390, height: 844 },
+    { width: 1280, height: 900 },
+  ]) {
+    it(`changes a key's scope, rotates and revokes it with the mouse through its menu, ${viewport.width} px wide`, async () => {
+      await page.setViewportSize(viewport)
+      await go('/dashboard/keys')
+      const name = `menu key ${viewport.width}`
+      await page.click('summary >> text=Create a key')
+      await page.fill('input[name=name]', name)
+      await page.click('text=Create the key')
+      const row = () => page.locator('tr', { hasText: name })
+      // Every control is clicked where it is drawn: nothing may lie over it (no keyboard, no force).
+      const click = (target: ReturnType<Page['locator']>) => target.click({ timeout: 5_000 })
+      await click(row().locator('summary', { hasText: 'Change…' }))
+      const scope = row().locator('select[name=connection]')
+      await click(scope)
+      await scope.selectOption({ label: 'sender@example.com' })
+      await click(row().getByRole('button', { name: 'Change scope' }))
+      expect(await flash()).toContain(`Key “${name}” now sends through one connection.`)
+      expect(await row().textContent()).toContain('sender@example.com')
+
+      await click(row().locator('summary', { hasText: 'Change…' }))
+      await click(row().getByRole('link', { name: 'Rotate the secret…' }))
+      expect(await page.locator('h1').textContent()).toBe(`Rotate the secret of “${name}”?`)
+      await click(page.getByRole('button', { name: 'Rotate the secret' }))
+      expect(await page.inputValue('#new-key')).toMatch(/^mr_/)
+
+      await go('/dashboard/keys')
+      await click(row().locator('summary', { hasText: 'Change…' }))
+      await click(row().getByRole('link', { name: 'Revoke…' }))
+      await click(page.getByRole('button', { name: 'Revoke the key' }))
+      expect(await flash()).toContain(`Key “${name}” revoked`)
+      expect(await row().textContent()).toContain('revoked')
+      await page.setViewportSize({ width: 1280, height: 900 })
+    })
+  }
+
   it('sends through the API with it and finds the record in the outbox, and its detail page', async () => {
     const sent = await app.request('/send', {
       key,

@@ -100,16 +100,17 @@ describe('audience members', () => {
     )
     const [audience] = await app.services.sql<{ id: number }[]>`
       select id from audiences where account_id = ${account.id}`
-    const own = `/dashboard/audiences/${audience?.id}`
+    const audienceId = audience?.id as number
+    const own = `/dashboard/audiences/${audienceId}`
     await browser.get(own)
     await browser.post(`${own}/members`, { lines: 'ann@example.com\nbob@example.com' })
     const [ann] = await app.services.sql<{ id: number }[]>`
-      select id from audience_members where audience_id = ${audience?.id} and email = 'ann@example.com'`
+      select id from audience_members where audience_id = ${audienceId} and email = 'ann@example.com'`
     const path = `${own}/members/${ann?.id}/delete`
     asksFirst(await browser.get(own), path)
     expect(await confirmation(browser, path, own)).toContain(`Delete ann@example.com from “List ${HOSTILE}”?`)
     const count = async () =>
-      (await app.services.sql`select email from audience_members where audience_id = ${audience?.id}`).map(
+      (await app.services.sql`select email from audience_members where audience_id = ${audienceId}`).map(
         (m) => m.email,
       )
     expect(await count()).toEqual(['ann@example.com', 'bob@example.com'])
@@ -126,17 +127,18 @@ describe('audience members', () => {
     await owner.browser.post('/dashboard/audiences', { name: 'Also mine' })
     const audiences = await app.services.sql<{ id: number }[]>`
       select id from audiences where account_id = ${owner.account.id} order by id`
-    const [first, second] = audiences.map((a) => a.id)
+    const [first, second] = audiences.map((a) => a.id) as [number, number]
     await owner.browser.post(`/dashboard/audiences/${first}/members`, { lines: 'kept@example.com' })
-    const [member] = await app.services.sql<{ id: number }[]>`
+    const [row] = await app.services.sql<{ id: number }[]>`
       select id from audience_members where audience_id = ${first}`
+    const member = row?.id as number
     for (const [browser, path] of [
-      [other.browser, `/dashboard/audiences/${first}/members/${member?.id}/delete`],
-      [owner.browser, `/dashboard/audiences/${second}/members/${member?.id}/delete`],
+      [other.browser, `/dashboard/audiences/${first}/members/${member}/delete`],
+      [owner.browser, `/dashboard/audiences/${second}/members/${member}/delete`],
     ] as const) {
       expect((await browser.get(path)).status).toBe(404)
       expect((await browser.post(path)).status).toBe(404)
     }
-    expect(await app.services.sql`select id from audience_members where id = ${member?.id}`).toHaveLength(1)
+    expect(await app.services.sql`select id from audience_members where id = ${member}`).toHaveLength(1)
   })
 })

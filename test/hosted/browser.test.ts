@@ -29,10 +29,15 @@ let from: string
 let site: Server
 let siteOrigin: string
 let sitePage = ''
+/** What Chromium logged as errors (an invalid `pattern` among them). */
+const consoleErrors: string[] = []
 
 beforeAll(async () => {
   browser = await launchBrowser()
   page = await browser.context.newPage()
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text())
+  })
   sink = await app.sink({ port: 2525 })
   const account = await accountWithPassword(app, PASSWORD, 'pro')
   accountId = account.id
@@ -81,9 +86,16 @@ describe('the public, in a browser', () => {
     const url = await page.inputValue('#signup-url')
     await page.goto(onService(url))
     expect(await page.locator('h1').textContent()).toBe('Browser readers')
-    await page.fill('input[name=email]', 'reader@example.com')
+    // The browser's own check lets it through; the service's does not.
+    await page.fill('input[name=email]', 'reader..x@example.com')
     await page.click('button[type=submit]')
-    expect(await page.locator('[role=status]').textContent()).toContain('Thank you')
+    const field = page.locator('input[name=email]')
+    expect(await field.getAttribute('aria-invalid')).toBe('true')
+    expect(await page.locator('#email-problem').textContent()).toBe('Enter a valid email address')
+    expect(await field.inputValue()).toBe('reader..x@example.com')
+    await field.fill('reader@example.com')
+    await page.click('button[type=submit]')
+    expect(await page.locator('[role=status]').textContent()).toBe('Thank you: you are subscribed.')
     await page.goto(`${app.url}/dashboard/audiences/${audience.id}`)
     expect(await page.locator('table').textContent()).toContain('reader@example.com')
     expect(await page.locator('#signup-page').textContent()).toContain('1 sign-up through it')
@@ -101,7 +113,9 @@ describe('the public, in a browser', () => {
     await page.goto(onService(set.url))
     await page.fill('input[name=email]', 'optin@example.com')
     await page.click('button[type=submit]')
-    expect(await page.locator('[role=status]').textContent()).toContain('Thank you')
+    expect(await page.locator('[role=status]').textContent()).toContain(
+      'Check your inbox: you are subscribed once you follow the link in the email we sent.',
+    )
     const mail = await mailTo('optin@example.com')
     const link = /http:\/\/localhost(\/signup\/confirm\/[A-Za-z0-9_-]{43})/.exec(
       decodeMessage(mail.raw).text ?? '',
@@ -173,5 +187,13 @@ describe('the public, in a browser', () => {
     expect(await page.locator('table').textContent()).toContain('New submission: Site contact')
     await page.goto(`${app.url}/dashboard/forms`)
     expect(await page.locator('table').textContent()).toContain('Site contact')
+  })
+
+  it('logged no error to the console on the way, the sign-up page’s settings and the pages themselves included', () => {
+    expect(
+      consoleErrors.filter(
+        (line) => !/Failed to load resource: the server responded with a status of 4/.test(line),
+      ),
+    ).toEqual([])
   })
 })
