@@ -1,5 +1,6 @@
 import { AppError } from '../errors.ts'
 import { liftedBy, PLAN_LIMITS, type PlanHolder } from '../plans.ts'
+import { counted } from '../wording.ts'
 
 type CountedResource = 'connections' | 'apiKeys'
 
@@ -15,7 +16,7 @@ export function assertBelowPlanLimit(
   if (used < limit) return
   throw new AppError(
     'PLAN_LIMIT_REACHED',
-    `the ${plan} plan allows ${limit} ${NOUNS[resource]}${limit === 1 ? '' : 's'}; ${liftedBy(accountId)}`,
+    `the ${plan} plan allows ${counted(limit, NOUNS[resource])}; ${liftedBy(accountId)}`,
     { details: { limit, used, upgradeRequired: true } },
   )
 }

@@ -3,6 +3,7 @@ import { clearAttempts, countAttempt, forgiveAttempt } from '../db/sign-in-attem
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { wholeSeconds } from '../quota/limit-reached.ts'
+import { counted } from '../wording.ts'
 import { verifyPassword } from './passwords.ts'
 import { startSession } from './sessions.ts'
 
@@ -25,13 +26,13 @@ export async function signIn(db: Db, attempt: SignInAttempt): Promise<{ token: s
   const emailSubject = `email:${attempt.email.trim().toLowerCase()}`
   const clientSubject = attempt.clientAddress === undefined ? undefined : `client:${attempt.clientAddress}`
   const subjects = clientSubject ? [emailSubject, clientSubject] : [emailSubject]
-  const counted = await countAttempt(db, subjects, SIGN_IN_LIMIT)
-  if (counted.attempts > SIGN_IN_LIMIT.attempts) {
-    const retryAfter = wholeSeconds(counted.endsInMs)
+  const tally = await countAttempt(db, subjects, SIGN_IN_LIMIT)
+  if (tally.attempts > SIGN_IN_LIMIT.attempts) {
+    const retryAfter = wholeSeconds(tally.endsInMs)
     throw new AppError(
       'SIGN_IN_THROTTLED',
-      `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minutes.`,
-      { details: { retryAfter }, waitMs: counted.endsInMs },
+      `Too many failed sign-ins. Try again in ${counted(Math.ceil(retryAfter / 60), 'minute')}.`,
+      { details: { retryAfter }, waitMs: tally.endsInMs },
     )
   }
   const record = await signInRecord(db, attempt.email.trim())

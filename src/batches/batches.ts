@@ -163,7 +163,9 @@ export function asBatch(row: BatchRow): Batch {
 async function ownBatch(db: Db, accountId: number | null, id: number, lock = false): Promise<BatchRow> {
   const row = isStorableId(id) ? await batchById(db, id, lock) : undefined
   if (!row || (accountId !== null && row.account_id !== accountId)) {
-    throw new AppError('BATCH_NOT_FOUND', `No batch with id ${id} on this account`)
+    // The operator command asks for any batch, on no account in particular.
+    const where = accountId === null ? '' : ' on this account'
+    throw new AppError('BATCH_NOT_FOUND', `No batch with id ${id}${where}`)
   }
   return row
 }

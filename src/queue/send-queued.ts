@@ -24,6 +24,7 @@ import {
 } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import { counted } from '../wording.ts'
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
@@ -224,17 +225,17 @@ async function sendClaimed(
   // it answering instead of each message finding out for itself, with a try of its own.
   const outage = outcome.unreachable !== undefined
   const attempt = { id: message.id, line: attemptLine(message.attempts, outcome), recipients, settlement }
-  const counted = () => {
+  const countOutcome = () => {
     context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
     const earlier = message.attempts - 1
     if (settlement.status === 'sent' && earlier > 0) {
       context.log.info(
         { outboxId: message.id, connectionId: connection.id, accountId: connection.account_id, earlier },
-        `sent after ${earlier} earlier attempt${earlier === 1 ? '' : 's'} failed or were deferred`,
+        `sent at attempt ${message.attempts}, after ${counted(earlier, 'failed or deferred attempt')}`,
       )
     }
   }
-  if (spent && !holds) return { kind: 'handled', recorded: settle(attempt).then(counted) }
+  if (spent && !holds) return { kind: 'handled', recorded: settle(attempt).then(countOutcome) }
   await throughConnectionFaults(
     () =>
       context.sql.begin((tx) =>
@@ -247,7 +248,7 @@ async function sendClaimed(
       ),
     RECORD_RETRY_MS,
   )
-  counted()
+  countOutcome()
   // Push-back is the provider asking the connection to slow down: its whole queue waits as long
   // as the message does, in every process.
   if (holds) return { kind: 'blocked', waitMs: settlement.delayMs }
@@ -312,5 +313,5 @@ function settlementOf(
 
 function hours(ms: number): string {
   const h = ms / 3_600_000
-  return h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 1000)} seconds`
+  return h >= 1 ? counted(Math.round(h), 'hour') : counted(Math.round(ms / 1000), 'second')
 }

@@ -1,6 +1,7 @@
 import type { SendingConnection } from '../db/connections.ts'
 import type { LimitRefusal } from '../db/usage.ts'
 import { liftedBy, PLAN_LIMITS, type Plan } from '../plans.ts'
+import { counted } from '../wording.ts'
 import { LimitReached, wholeSeconds } from './limit-reached.ts'
 
 /**
@@ -20,7 +21,7 @@ export function limitReached(
       return new LimitReached(
         waitMs,
         'DAILY_LIMIT_REACHED',
-        `The ${plan} plan sends at most ${limit} emails a day; the count resets at 00:00 UTC, and ${liftedBy(accountId)}`,
+        `The ${plan} plan sends at most ${counted(limit, 'email')} a day; the count resets at 00:00 UTC, and ${liftedBy(accountId)}`,
         { limit, used, upgradeRequired: true },
       )
     }
@@ -29,7 +30,7 @@ export function limitReached(
       return new LimitReached(
         waitMs,
         'QUOTA_EXCEEDED',
-        `The connection for ${connection.from_address} has used its quota of ${quota} emails per ${period}`,
+        `The connection for ${connection.from_address} has used its quota of ${counted(quota ?? 0, 'email')} per ${period}`,
         { limit: quota ?? undefined, used, resetsAt: (refusal.resetsAt ?? new Date()).toISOString() },
       )
     }
@@ -38,7 +39,7 @@ export function limitReached(
       return new LimitReached(
         waitMs,
         'RATE_LIMITED',
-        `The connection for ${connection.from_address} sends at most ${connection.rate} emails a minute; retry in ${retryAfter} s`,
+        `The connection for ${connection.from_address} sends at most ${counted(connection.rate, 'email')} a minute; retry in ${retryAfter} s`,
         { retryAfter },
       )
     }

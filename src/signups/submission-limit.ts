@@ -1,6 +1,7 @@
 import { countPublicSubmission } from '../db/public-submissions.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
+import { counted } from '../wording.ts'
 
 /** Sign-ups from one client address to one page in an hour (docs/decisions.md, hosted pages). */
 export const SIGNUPS_PER_HOUR = 5
@@ -18,12 +19,12 @@ export async function countSubmission(
   limit: number,
 ): Promise<void> {
   if (client === undefined) return
-  const counted = await countPublicSubmission(db, `${target}:${client}`, 60)
-  if (counted.submissions <= limit) return
-  const retryAfter = Math.max(1, Math.ceil(counted.endsInMs / 1000))
+  const tally = await countPublicSubmission(db, `${target}:${client}`, 60)
+  if (tally.submissions <= limit) return
+  const retryAfter = Math.max(1, Math.ceil(tally.endsInMs / 1000))
   throw new AppError(
     'TOO_MANY_SUBMISSIONS',
-    `Too many submissions from your address; try again in ${Math.ceil(retryAfter / 60)} minutes`,
-    { details: { retryAfter }, waitMs: counted.endsInMs },
+    `Too many submissions from your address; try again in ${counted(Math.ceil(retryAfter / 60), 'minute')}`,
+    { details: { retryAfter }, waitMs: tally.endsInMs },
   )
 }

@@ -14,6 +14,7 @@ import {
 import { AppError, invalidInput } from '../errors.ts'
 import type { TemplateSchema } from '../generated/routes.ts'
 import { liftedBy, PLAN_LIMITS } from '../plans.ts'
+import { counted } from '../wording.ts'
 
 /** A template exactly as the contract shows it. */
 export type Template = z.infer<typeof TemplateSchema>
@@ -41,7 +42,7 @@ export async function createTemplate(
     if (used >= limit) {
       throw new AppError(
         'TEMPLATE_LIMIT_REACHED',
-        `The ${plan} plan allows ${limit} templates; ${liftedBy(accountId)}`,
+        `The ${plan} plan allows ${counted(limit, 'template')}; ${liftedBy(accountId)}`,
         { details: { limit, used, upgradeRequired: true } },
       )
     }

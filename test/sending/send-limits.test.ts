@@ -197,6 +197,19 @@ describe('connection quota', () => {
     expect(await quotaUsed(app, s.connectionId)).toBe(3)
   })
 
+  it('words a quota of one, and a rate of one, for one email', async () => {
+    const quota = await sender({ quota: { quota: 1, per: 'day' } })
+    await expectSent(quota)
+    expect((await refused(quota.key)).reply.body.message).toBe(
+      `The connection for ${quota.from} has used its quota of 1 email per day`,
+    )
+    const paced = await sender({ rate: 1 })
+    await expectSent(paced)
+    expect((await refused(paced.key)).reply.body.message).toMatch(
+      new RegExp(`^The connection for ${paced.from} sends at most 1 email a minute; retry in \\d+ s$`),
+    )
+  })
+
   it('resets an hourly quota at the top of the next hour', async () => {
     const s = await sender({ quota: { quota: 2, per: 'hour' } })
     await expectSent(s)

@@ -1,5 +1,6 @@
 import { addMembers } from '../../audiences/audiences.ts'
 import { addAudienceMembersRoute } from '../../generated/routes.ts'
+import { counted } from '../../wording.ts'
 import type { Api } from '../env.ts'
 import { proOnly } from '../feature-gate.ts'
 import { boundedBody } from '../json-body.ts'
@@ -12,11 +13,7 @@ export function registerAddAudienceMembers(api: Api) {
       c.req.valid('param').id,
       c.req.valid('json').members,
     )
-    const message = `${count(inserted, 'member')} added, ${count(duplicates, 'duplicate')} skipped`
+    const message = `${counted(inserted, 'member')} added, ${counted(duplicates, 'duplicate')} skipped`
     return c.json({ success: true as const, inserted, duplicates, message }, 201)
   })
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
