@@ -32,6 +32,14 @@ describe('README.md', () => {
     for (const method of methods) expect(readme, method).toContain(`| \`mailroom.${method}(`)
   })
 
+  it('explains the type of err.code as errors.ts declares it, open to codes added later', async () => {
+    const source = await readFile(new URL('../src/errors.ts', import.meta.url), 'utf8')
+    const declared = /class MailroomError [\s\S]*?readonly code: ([^\n]+)/.exec(source)?.[1]
+    expect(declared).toBe('MailroomErrorCode | (string & {})')
+    expect(readme).toContain(`\`err.code\` is typed \`${declared}\``)
+    expect(readme).toContain('`(string & {})` is any string')
+  })
+
   it('lists every code of the catalog with its status', () => {
     for (const code of API_ERROR_CODES) {
       expect(readme, code).toContain(`| ${API_ERRORS[code].status} | \`${code}\` |`)
