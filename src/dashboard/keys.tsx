@@ -142,17 +142,7 @@ async function keysPage(c: DashboardContext, state: KeysState, status: Contentfu
           No API key yet. Create one below, then send with it: <code>Authorization: Bearer &lt;key&gt;</code>.
         </p>
       ) : (
-        <Table
-          head={[
-            'Name',
-            'Key',
-            'Sends through',
-            'Expires',
-            'Last used',
-            'Status',
-            <span class="visually-hidden">Actions</span>,
-          ]}
-        >
+        <Table head={['Name', 'Key', 'Sends through', 'Expires', 'Last used', 'Status']}>
           {keys.map((key) => (
             <KeyRow apiKey={key} connections={connections} token={token} />
           ))}
@@ -213,11 +203,14 @@ function scopeLabel(key: ApiKey, connections: ConnectionView[]): string {
 }
 
 function KeyRow(props: { apiKey: ApiKey; connections: ConnectionView[]; token: string }) {
-  const { apiKey: key, connections, token } = props
-  const usable = key.status !== 'revoked'
+  const { apiKey: key, connections } = props
   return (
     <tr>
-      <td class="wrap">{key.name}</td>
+      {/* The key's actions sit under its name: the column a narrow screen keeps in view. */}
+      <td class="wrap">
+        {key.name}
+        {key.status === 'revoked' ? null : <KeyActions {...props} />}
+      </td>
       <td>
         <code>{key.prefix}…</code>
       </td>
@@ -231,29 +224,31 @@ function KeyRow(props: { apiKey: ApiKey; connections: ConnectionView[]; token: s
       <td>
         <mark class={`tag ${key.status === 'active' ? 'good' : 'bad'}`}>{key.status.replace('_', ' ')}</mark>
       </td>
-      <td>
-        {usable ? (
-          <details class="key-actions">
-            <summary>Change…</summary>
-            <div class="menu">
-              <PostForm action={`${LIST}/${key.id}/scope`} token={token}>
-                <label for={`scope-${key.id}`}>
-                  Sends through
-                  <ScopeSelect id={`scope-${key.id}`} connections={connections} current={key.connection_id} />
-                </label>
-                <button type="submit" class="outline">
-                  Change scope
-                </button>
-              </PostForm>
-              <div class="actions">
-                <ConfirmLink href={`${LIST}/${key.id}/rotate`} label="Rotate the secret" />
-                <ConfirmLink href={`${LIST}/${key.id}/revoke`} label="Revoke" />
-              </div>
-            </div>
-          </details>
-        ) : null}
-      </td>
     </tr>
+  )
+}
+
+function KeyActions(props: { apiKey: ApiKey; connections: ConnectionView[]; token: string }) {
+  const { apiKey: key, connections, token } = props
+  return (
+    <details class="key-actions">
+      <summary>Change…</summary>
+      <div class="menu">
+        <PostForm action={`${LIST}/${key.id}/scope`} token={token}>
+          <label for={`scope-${key.id}`}>
+            Sends through
+            <ScopeSelect id={`scope-${key.id}`} connections={connections} current={key.connection_id} />
+          </label>
+          <button type="submit" class="outline">
+            Change scope
+          </button>
+        </PostForm>
+        <div class="actions">
+          <ConfirmLink href={`${LIST}/${key.id}/rotate`} label="Rotate the secret" />
+          <ConfirmLink href={`${LIST}/${key.id}/revoke`} label="Revoke" />
+        </div>
+      </div>
+    </details>
   )
 }
 
