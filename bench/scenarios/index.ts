@@ -2,6 +2,7 @@ import { audienceBatch } from './audience-batch.ts'
 import { audienceImport } from './audience-import.ts'
 import { batch } from './batch.ts'
 import { enqueue } from './enqueue.ts'
+import { hostile } from './hostile.ts'
 import { send } from './send.ts'
 import { sustained } from './sustained.ts'
 import { webhooks } from './webhooks.ts'
@@ -9,6 +10,7 @@ import { webhooks } from './webhooks.ts'
 /**
  * Every scenario, in the order `npm run bench` runs them, each between two raw baselines
  * (./raw.ts) that its rows are compared with. A new scenario is a file in this folder and a line
- * here. `BENCH_ONLY=send,batch` runs only those (each with its baselines).
+ * here. `BENCH_ONLY=send,batch` runs only those (each with its baselines); `BENCH_ONLY=hostile`
+ * the hostile tenant's row.
  */
-export const SCENARIOS = [send, enqueue, batch, audienceImport, audienceBatch, webhooks, sustained]
+export const SCENARIOS = [send, enqueue, batch, audienceImport, audienceBatch, webhooks, sustained, hostile]
