@@ -211,6 +211,23 @@ describe('on a phone (390 px)', () => {
     expect(wide).toEqual([])
   })
 
+  it('the sign-in page does not scroll sideways, a refused sign-in with a long address included', async () => {
+    const signedOut = await launchBrowser(PHONE)
+    try {
+      const login = await signedOut.context.newPage()
+      await login.goto(`${app.url}/dashboard/login?next=/dashboard/${'x'.repeat(300)}`)
+      const over = () => login.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+      expect(await over()).toBeLessThanOrEqual(0)
+      await login.fill('input[name=email]', LONG)
+      await login.fill('input[name=password]', 'not the password at all')
+      await login.click('button[type=submit]')
+      await login.locator('.refusal').waitFor()
+      expect(await over()).toBeLessThanOrEqual(0)
+    } finally {
+      await signedOut.close()
+    }
+  })
+
   it('keeps the outbox’s subject link, the way into a message, in view, the table scrolled or not', async () => {
     await page.setViewportSize(PHONE)
     await visit('/dashboard/outbox')
