@@ -192,14 +192,14 @@ export interface SlowBodies {
 
 /**
  * (2) `count` POST /forms/{id} with a chunked body that never ends: opened over `spreadMs` from
- * `addresses` in turn, each sending a byte of its body every 2 s until `stop` resolves, then let go.
+ * `addresses` in turn, each sending a byte of its body every 2 s until `until` resolves, then let go.
  */
 export async function neverEndingBodies(
   target: { host: string; port: number; path: string },
   count: number,
   addresses: string[],
   spreadMs: number,
-  stop: Promise<void>,
+  until: Promise<void>,
 ): Promise<SlowBodies> {
   const result: SlowBodies = { opened: 0, closedByService: 0, answered: outcome(), heldToTheEnd: 0 }
   const open = new Set<net.Socket>()
@@ -231,7 +231,7 @@ export async function neverEndingBodies(
       if (i % 50 === 49) await sleep((spreadMs * 50) / count)
     }
   })()
-  await stop
+  await until
   letGo = true
   await opening
   clearInterval(trickle)
