@@ -13,6 +13,7 @@ import {
 } from '../connections/connections.ts'
 import { AppError } from '../errors.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
+import { ConnectionStatus } from './connection-status.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
@@ -179,7 +180,7 @@ async function listPage(c: DashboardContext, state: PageState, status: Contentfu
               </td>
               <td>{x.rate} a minute</td>
               <td>
-                <Status connection={x} />
+                <ConnectionStatus connection={x} />
               </td>
             </tr>
           ))}
@@ -259,35 +260,6 @@ function QuotaFields(props: { values: Values }) {
   )
 }
 
-function Status(props: { connection: ConnectionView }) {
-  const { connection } = props
-  if (connection.status === 'disabled') return <mark class="tag bad">disabled</mark>
-  if (connection.status === 'active') return <mark class="tag good">active</mark>
-  return (
-    <>
-      <mark class="tag warn">paused</mark>{' '}
-      <small>
-        {connection.paused_until ? (
-          <>
-            until <When at={connection.paused_until} />
-          </>
-        ) : (
-          'until resumed'
-        )}
-        {connection.paused_by === 'operator' ? ' by hand' : null}
-        {connection.paused_by === 'pushback' ? ' by Mailroom: the provider kept asking to slow down' : null}
-        {connection.paused_by === 'unreachable' ? (
-          <>
-            {' '}
-            by Mailroom: the server was out of reach (it is checked every minute, and resumed when it answers)
-          </>
-        ) : null}
-        {connection.pause_reason ? <span class="wrap">: {connection.pause_reason}</span> : null}
-      </small>
-    </>
-  )
-}
-
 async function editPage(
   c: DashboardContext,
   connection: ConnectionView,
@@ -316,7 +288,7 @@ async function editPage(
         <dd class="words">{connection.username}</dd>
         <dt>Status</dt>
         <dd>
-          <Status connection={connection} />
+          <ConnectionStatus connection={connection} />
         </dd>
         <dt>Default</dt>
         <dd>{connection.is_default ? 'yes: sends when a request names no address' : 'no'}</dd>
