@@ -188,7 +188,10 @@ export function Pager(props: { newer?: string | undefined; older?: string | unde
   )
 }
 
-/** A table that scrolls sideways on a narrow screen; `head` names its columns. */
+/**
+ * A table that scrolls sideways inside its own box on a narrow screen, its first column (put the
+ * one that leads on there) kept in view; `head` names its columns.
+ */
 export function Table(props: { head: Child[]; children: Child }) {
   return (
     <div class="overflow-auto">
