@@ -1,4 +1,4 @@
-import { limitPageBody, PUBLIC_BODY_LIMIT_BYTES, pageApp } from '../net/page-app.ts'
+import { pageApp } from '../net/page-app.ts'
 import type { Services } from '../services.ts'
 import { registerAccount } from './account.tsx'
 import { registerAssets } from './assets.ts'
@@ -25,10 +25,10 @@ export function createDashboard(services: Services): Dashboard {
     headers: SECURITY_HEADERS,
     maxBodyBytes: services.config.bodyLimitBytes,
     tooLarge: `The form is larger than ${Math.floor(services.config.bodyLimitBytes / 1024 / 1024)} MiB`,
+    // Open to anyone: its body is a public page's, not the size of an import.
+    publicPaths: ['/dashboard/login'],
   })
   app.use(sameOrigin)
-  // Open to anyone: its body is a public page's, not the size of an import.
-  app.use('/dashboard/login', limitPageBody(PUBLIC_BODY_LIMIT_BYTES, 'The form is larger than 64 KiB'))
   registerAssets(app)
   registerSignIn(app)
   registerSignOut(app)

@@ -22,7 +22,8 @@ export async function submittedFields(c: HostedContext): Promise<[string, string
 async function multipartFields(c: HostedContext): Promise<[string, string][]> {
   let data: FormData
   try {
-    data = await c.req.raw.formData()
+    // Through Hono's cache: the body's bytes were read already (their fields counted).
+    data = await c.req.formData()
   } catch {
     throw new AppError('INVALID_SUBMISSION', 'The form data could not be read')
   }

@@ -8,6 +8,12 @@ import type { AppEnv } from './env.ts'
 export const MAX_JSON_DEPTH = 64
 
 /**
+ * No object of a JSON body holds more keys than this: the largest a valid body has is a
+ * member's payload, whose 16 KiB hold about 2,300 distinct keys.
+ */
+export const MAX_JSON_OBJECT_KEYS = 10_000
+
+/**
  * The body limit of operations whose bodies are a few short fields (audiences, webhook
  * endpoints): their largest valid body is a few KiB, and the service's body limit is for mail.
  */
@@ -23,16 +29,27 @@ const CLOSE_ARRAY = 0x5d
 const CLOSE_OBJECT = 0x7d
 
 /** Which bound a JSON text passes first, if any. */
-export type JsonTextExcess = 'depth' | 'values' | undefined
+export type JsonTextExcess = 'depth' | 'values' | 'keys' | undefined
+
+export interface JsonTextBounds {
+  maxDepth: number
+  /** Keys and array elements in the whole text. */
+  maxValues: number
+  /** Keys in any one object: a parser's cost for each key of an object grows past a thousand or so. */
+  maxKeys: number
+}
 
 /**
- * Whether a JSON text nests more than `maxDepth` levels or holds more than `maxValues` keys and
- * array elements, read in one pass over its characters (strings skipped) that stops at the first
- * bound passed, so that the parser never meets a body whose size in values it has not been
- * told. A value is counted at each comma and at the first item of each container. Malformed
- * text is the parser's to refuse; this only counts.
+ * Which of `bounds` a JSON text passes, read in one pass over its characters (strings skipped)
+ * that stops at the first bound passed, so that the parser never meets a body whose size in
+ * values it has not been told. A value is counted at each comma and at the first item of each
+ * container. Malformed text is the parser's to refuse; this only counts.
  */
-export function jsonTextExcess(text: string, maxDepth: number, maxValues: number): JsonTextExcess {
+export function jsonTextExcess(text: string, bounds: JsonTextBounds): JsonTextExcess {
+  const { maxDepth, maxValues, maxKeys } = bounds
+  // Per level of nesting: whether it is an object, and how many keys it has so far.
+  const isObject = new Uint8Array(maxDepth + 1)
+  const keys = new Uint32Array(maxDepth + 1)
   let depth = 0
   let values = 0
   let opened = false
@@ -47,11 +64,18 @@ export function jsonTextExcess(text: string, maxDepth: number, maxValues: number
     if (code === COMMA || opened) {
       opened = false
       if (++values > maxValues) return 'values'
+      if (isObject[depth] === 1) {
+        const held = (keys[depth] ?? 0) + 1
+        if (held > maxKeys) return 'keys'
+        keys[depth] = held
+      }
       if (code === COMMA) continue
     }
     if (code === QUOTE) i = closingQuote(text, i)
     else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
       if (++depth > maxDepth) return 'depth'
+      isObject[depth] = code === OPEN_OBJECT ? 1 : 0
+      keys[depth] = 0
       opened = true
     }
   }
@@ -83,18 +107,22 @@ export interface BodyBounds {
 }
 
 /**
- * `route` with its JSON body read, refused when nested more than MAX_JSON_DEPTH levels or
- * holding more keys and array elements than the service's `jsonMaxValues`, parsed, and put
- * through `precheck`, before its validator runs. A body that is not declared as JSON is left to
- * the validator.
+ * `route` with its JSON body read, refused when nested more than MAX_JSON_DEPTH levels, holding
+ * more keys and array elements than the service's `jsonMaxValues` or an object of more than
+ * MAX_JSON_OBJECT_KEYS keys, parsed, and put through `precheck`, before its validator runs. A
+ * body that is not declared as JSON is left to the validator.
  */
 export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds = {}): R {
   const check = createMiddleware<AppEnv>(async (c, next) => {
     const type = c.req.header('content-type')?.split(';')[0]?.trim() ?? ''
     if (JSON_MEDIA_TYPE.test(type)) {
       const text = await c.req.text()
-      const { jsonMaxValues } = c.get('services').config
-      refuseExcess(jsonTextExcess(text, MAX_JSON_DEPTH, jsonMaxValues), jsonMaxValues)
+      const breadth = {
+        maxDepth: MAX_JSON_DEPTH,
+        maxValues: c.get('services').config.jsonMaxValues,
+        maxKeys: MAX_JSON_OBJECT_KEYS,
+      }
+      refuseExcess(jsonTextExcess(text, breadth), breadth)
       let body: unknown
       try {
         body = JSON.parse(text)
@@ -113,16 +141,12 @@ export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds 
   return { ...route, middleware: [...[route.middleware ?? []].flat(), ...limit, check] }
 }
 
-function refuseExcess(excess: JsonTextExcess, maxValues: number): void {
+function refuseExcess(excess: JsonTextExcess, bounds: JsonTextBounds): void {
   if (excess === undefined) return
-  throw invalidInput([
-    {
-      path: [],
-      message:
-        excess === 'depth'
-          ? `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep`
-          : `The JSON body holds more than ${maxValues} keys and array elements`,
-      code: 'too_big',
-    },
-  ])
+  const message = {
+    depth: `The JSON body is nested more than ${bounds.maxDepth} levels deep`,
+    values: `The JSON body holds more than ${bounds.maxValues} keys and array elements`,
+    keys: `An object in the JSON body holds more than ${bounds.maxKeys} keys`,
+  }[excess]
+  throw invalidInput([{ path: [], message, code: 'too_big' }])
 }

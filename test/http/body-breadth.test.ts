@@ -5,9 +5,10 @@
  * limit that fits it. Each limit on both sides.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { jsonTextExcess, SMALL_JSON_BODY_BYTES } from '../../src/http/json-body.ts'
-import { PUBLIC_BODY_LIMIT_BYTES } from '../../src/net/page-app.ts'
+import { jsonTextExcess, MAX_JSON_OBJECT_KEYS, SMALL_JSON_BODY_BYTES } from '../../src/http/json-body.ts'
+import { MAX_FORM_FIELDS, PUBLIC_BODY_LIMIT_BYTES } from '../../src/net/page-app.ts'
 import { useTestApp } from '../support/app.ts'
+import { signedIn, textOf } from '../support/dashboard.ts'
 import { validationBody } from '../support/matchers.ts'
 import { type Sender, startSender } from '../support/sending.ts'
 
@@ -30,13 +31,18 @@ const items = (count: number, item: (i: number) => string) =>
   Array.from({ length: count }, (_, i) => item(i)).join(',')
 
 describe('keys and array elements, counted while the text is read', () => {
-  it('counts keys and elements at any depth, and nothing inside strings', () => {
-    expect(jsonTextExcess('{"a":1,"b":[1,2,{"c":[]}]}', 64, 6)).toBeUndefined()
-    expect(jsonTextExcess('{"a":1,"b":[1,2,{"c":[]}]}', 64, 5)).toBe('values')
-    expect(jsonTextExcess('[{}, [], [ ], ""]', 64, 4)).toBeUndefined()
-    expect(jsonTextExcess('["a,b,c,[", "\\",{"]', 64, 2)).toBeUndefined()
-    expect(jsonTextExcess('["a,b,c,[", "\\",{"]', 64, 1)).toBe('values')
-    expect(jsonTextExcess('[[[]]]', 2, 100)).toBe('depth')
+  it('counts keys and elements at any depth, keys per object, and nothing inside strings', () => {
+    const excess = (text: string, maxValues: number, maxKeys = 100, maxDepth = 64) =>
+      jsonTextExcess(text, { maxDepth, maxValues, maxKeys })
+    expect(excess('{"a":1,"b":[1,2,{"c":[]}]}', 6)).toBeUndefined()
+    expect(excess('{"a":1,"b":[1,2,{"c":[]}]}', 5)).toBe('values')
+    expect(excess('[{}, [], [ ], ""]', 4)).toBeUndefined()
+    expect(excess('["a,b,c,[", "\\",{"]', 2)).toBeUndefined()
+    expect(excess('["a,b,c,[", "\\",{"]', 1)).toBe('values')
+    expect(excess('[[[]]]', 100, 100, 2)).toBe('depth')
+    // Two keys in each object, four elements in the array: within 2 keys an object.
+    expect(excess('[{"a":1,"b":2},{"a":1,"b":[0,0,0]},0,0]', 100, 2)).toBeUndefined()
+    expect(excess('[0,0,0,{"a":1,"b":2,"c":3}]', 100, 2)).toBe('keys')
   })
 
   it(`refuses /send holding one object of 600,000 keys (7 MB) before parsing it`, async () => {
@@ -53,14 +59,21 @@ describe('keys and array elements, counted while the text is read', () => {
     }
   })
 
+  it(`takes ${MAX_JSON_OBJECT_KEYS} keys in an object and refuses one more`, async () => {
+    // The mail's three keys and the rest unknown (ignored) ones.
+    const body = (keys: number) => `{${MAIL},${items(keys - 3, (i) => `"extra${i}":0`)}}`
+    expect((await reply('/send', body(MAX_JSON_OBJECT_KEYS))).status).toBe(200)
+    expect(await reply('/send', body(MAX_JSON_OBJECT_KEYS + 1))).toEqual(tooBroad)
+  })
+
   it('takes as many as the service takes (a body as sent), and refuses one more', async () => {
     const { jsonMaxValues } = app.services.config
     // The mail's three keys and `padding` make four values; the rest are padding's elements.
     const body = (values: number) => `{${MAIL},"padding":[${items(values - 4, () => '0')}]}`
+    const sent = sender.sink.messages.length
     expect((await reply('/send', body(jsonMaxValues))).status).toBe(200)
-    expect(sender.sink.messages).toHaveLength(1)
     expect(await reply('/send', body(jsonMaxValues + 1))).toEqual(tooBroad)
-    expect(sender.sink.messages).toHaveLength(1)
+    expect(sender.sink.messages).toHaveLength(sent + 1)
   })
 })
 
@@ -96,5 +109,29 @@ describe('each operation has a body limit that fits it', () => {
     expect(form(PUBLIC_BODY_LIMIT_BYTES)).toHaveLength(PUBLIC_BODY_LIMIT_BYTES)
     expect((await signIn(PUBLIC_BODY_LIMIT_BYTES)).status).not.toBe(413)
     expect((await signIn(PUBLIC_BODY_LIMIT_BYTES + 1)).status).toBe(413)
+  })
+})
+
+describe('forms of the pages', () => {
+  /** A form of `count` fields once the client adds its form token: a name and fillers. */
+  function form(count: number, multipart: boolean): Record<string, string> | FormData {
+    const fields: Record<string, string> = { name: 'Counted' }
+    for (let i = 2; i < count; i++) fields[`filler${i}`] = 'x'
+    if (!multipart) return fields
+    const data = new FormData()
+    for (const [name, value] of Object.entries(fields)) data.set(name, value)
+    return data
+  }
+
+  it(`takes ${MAX_FORM_FIELDS} fields in the dashboard, urlencoded or multipart, and refuses one more unparsed`, async () => {
+    const { browser } = await signedIn(app)
+    const refusal = `at most ${MAX_FORM_FIELDS} fields`
+    for (const multipart of [false, true]) {
+      const within = await browser.post('/dashboard/keys', form(MAX_FORM_FIELDS, multipart))
+      expect(textOf(within.html)).not.toContain(refusal)
+      const over = await browser.post('/dashboard/keys', form(MAX_FORM_FIELDS + 1, multipart))
+      expect(over.status).toBe(400)
+      expect(textOf(over.html)).toContain(refusal)
+    }
   })
 })
