@@ -9,7 +9,8 @@ import { checked, keyedValues, type LineProblem, type ReadMembers, shown } from 
 /**
  * What one import takes, checked before a member is added. A line holds one member, whose values
  * are at most 16 KiB: a longer line is a mistake (or not a member list), and its cells would be
- * work and memory for nothing. The lines of a file of the body limit's 10 MiB, in short rows.
+ * work and memory for nothing. A longer list than `members` is imported in parts, each a request
+ * of some seconds rather than one of minutes.
  */
 export const CSV_LIMITS = { members: 100_000, lineBytes: 64 * 1024, columns: 200 } as const
 
