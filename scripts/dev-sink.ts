@@ -79,7 +79,7 @@ loopback SMTP host:
   export NODE_EXTRA_CA_CERTS=${ca.certPath} MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=1
 
 Then add the sink as a connection (account 1 here):
-  printf ${LOGIN.password} | npx mailroom connection add --account 1 --host ${sink.host} --port ${sink.port} \\
+  printf ${LOGIN.password} | ./bin/mailroom.js connection add --account 1 --host ${sink.host} --port ${sink.port} \\
       --username ${LOGIN.username} --password-stdin
 
 Messages received are listed below; Ctrl-C stops the sink.`)

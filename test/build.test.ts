@@ -128,7 +128,8 @@ describe('the Node process `npm start` runs', () => {
 
 describe('the build (scripts/build.ts)', () => {
   // Inside the checkout, as dist/mailroom.js is: the build finds the files it reads at run time
-  // (the contract, the migrations, the dashboard's assets) from the checkout's root.
+  // (the contract, the migrations, the database's functions, the dashboard's assets) from the
+  // checkout's root.
   const outDir = path.join(ROOT, 'dist', `build-test-${process.pid}`)
   const bundle = path.join(outDir, 'mailroom.js')
   let db: TestDatabase
@@ -181,6 +182,38 @@ describe('the build (scripts/build.ts)', () => {
     const [row] = await db.sql<{ email: string }[]>`select email from accounts where id = ${id}`
     expect(row?.email).toBe('built@example.com')
   }, 60_000)
+
+  it('makes the database’s functions from the checkout’s src/db/functions, as the sources do', async () => {
+    const definition = () =>
+      db.sql`select pg_get_functiondef('api_timestamp(timestamptz)'::regprocedure) as text`
+    const [fresh] = await definition()
+    await db.sql`create or replace function api_timestamp(t timestamptz) returns text
+      language sql immutable as $$ select t::text $$`
+    expect(await definition()).not.toEqual([fresh])
+    expect((await run(['migrate'])).code).toBe(0)
+    expect(await definition()).toEqual([fresh])
+  }, 60_000)
+
+  it('loads the server, the worker and the services only for a command that needs them', async () => {
+    /** The packages a built file imports as it loads, following the chunks it loads with it. */
+    const loadedWith = async (file: string, seen = new Set<string>()): Promise<Set<string>> => {
+      const packages = new Set<string>()
+      const source = await readFile(file, 'utf8')
+      for (const [, spec = ''] of source.matchAll(/^import\s[^;]*?from\s*"([^"]+)"/gm)) {
+        const chunk = path.resolve(path.dirname(file), spec)
+        if (!spec.startsWith('.')) packages.add(spec)
+        else if (!seen.has(chunk)) {
+          seen.add(chunk)
+          for (const name of await loadedWith(chunk, seen)) packages.add(name)
+        }
+      }
+      return packages
+    }
+    const atStart = await loadedWith(bundle)
+    expect([...atStart]).toContain('commander')
+    for (const heavy of ['hono', '@hono/node-server', '@scalar/hono-api-reference', 'prom-client'])
+      expect(atStart, heavy).not.toContain(heavy)
+  })
 
   async function run(args: string[]): Promise<{ code: number | null; output: string }> {
     const command = spawnMailroom(args, mailroomEnv(db.url), bundle)

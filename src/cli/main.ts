@@ -1,15 +1,18 @@
 import { text } from 'node:stream/consumers'
 import { loadConfig } from '../config.ts'
 import { createLogger } from '../log.ts'
-import { openServices } from '../open-services.ts'
 import { registerCommands } from './commands.ts'
 import { type CliIo, runCli } from './program.ts'
-import { start, stopSignal } from './start.ts'
+
+// The services and the server are loaded when a command needs them, not at every start: the
+// build keeps them in chunks of their own (scripts/build.ts), so `--help` and the operator
+// commands do not load the web app, the worker and their packages.
 
 /** Settings are read and checked before anything is opened; operator commands log only warnings unless asked. */
 async function open(command: 'start' | 'operator') {
   const config = loadConfig()
   const level = command === 'start' || process.env.LOG_LEVEL ? config.logLevel : 'warn'
+  const { openServices } = await import('../open-services.ts')
   const services = await openServices(config, createLogger(level, config.logFormat))
   return { services, close: () => services.close() }
 }
@@ -21,6 +24,7 @@ const io: CliIo = {
   open: () => open('operator'),
   async start(options) {
     // Before anything is opened, so that a signal during start-up still ends in an orderly stop.
+    const { start, stopSignal } = await import('./start.ts')
     const stop = stopSignal()
     const { services, close } = await open('start')
     try {
