@@ -1,16 +1,3 @@
--- The time every sending limit is measured in: the database's clock, plus an offset that only
--- tests set (the session setting mailroom.clock_offset_ms), so that they can stand just before a
--- quota window ends instead of waiting for it.
-create function mailroom_now() returns timestamptz
-  language sql stable
-  as $$ select now() + coalesce(nullif(current_setting('mailroom.clock_offset_ms', true), '')::bigint, 0)
-                       * interval '1 millisecond' $$;
--- The same, advancing within a transaction (pacing measures the time between two statements).
-create function mailroom_clock() returns timestamptz
-  language sql volatile
-  as $$ select clock_timestamp() + coalesce(nullif(current_setting('mailroom.clock_offset_ms', true), '')::bigint, 0)
-                                   * interval '1 millisecond' $$;
-
 -- Queued mail (POST /enqueue, and batches later) is outbox records waiting in status `queued`.
 alter table outbox drop constraint outbox_status_check;
 alter table outbox add constraint outbox_status_check
