@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { memberPage } from '../db/audiences.ts'
 import type { Sql } from '../db/sql.ts'
 import { type AddedMembers, type AudienceMember, addMembers, getAudience } from './audiences.ts'
@@ -50,6 +51,8 @@ export async function importMembers(
     const room = SHOWN_PROBLEMS - imported.problems.length
     imported.problems.push(...chunk.problems.slice(0, room))
     imported.moreProblems += Math.max(0, chunk.problems.length - room)
+    // A chunk of refused lines only adds nothing: the next is not read before others' turn.
+    await nextTurn()
   }
   return imported
 }

@@ -70,26 +70,49 @@ export function readValues(text: string): Record<string, string> | null {
   return valuesOf(text.split(/[,\r\n]/))
 }
 
+/** Lines read from typed text at most, blank ones included: past them, nothing more is read. */
+export const MAX_TYPED_LINES = 2 * MAX_MEMBER_LINES
+
+/** Typed lines checked and added together at most (checking one takes 40 to 100 µs). */
+export const TYPED_CHUNK_LINES = 250
+
 /**
  * Members typed one per line, as the dashboard specifies: an address, then comma-separated
  * `key=value` pairs, where a value without a key is stored as `attr_1`, `attr_2`, ... in order
  * (`ann@example.com, name=Ann, VIP` gives `{"name": "Ann", "attr_1": "VIP"}`). Blank lines are
  * skipped; a line with no pairs gets no payload (null). Spaces around parts are trimmed.
+ *
+ * Read a line at a time (a text of millions of line breaks is never split whole) and yielded
+ * TYPED_CHUNK_LINES lines at a time, each chunk checked only when asked for. At most
+ * MAX_MEMBER_LINES members in MAX_TYPED_LINES lines; text past either is a problem saying so.
  */
-export function readMemberLines(text: string): ReadMembers {
-  const members: MemberInput[] = []
-  const problems: LineProblem[] = []
-  const lines = text.split(/\r\n|\r|\n/)
-  for (const [index, line] of lines.entries()) {
+export function* readMemberLines(text: string): Generator<ReadMembers> {
+  let chunk: ReadMembers = { members: [], problems: [] }
+  let taken = 0
+  const breaks = /\r\n|\r|\n/g
+  for (let number = 1, start = 0; start <= text.length; number++) {
+    const found = breaks.exec(text)
+    const line = text.slice(start, found ? found.index : text.length)
+    if (number > MAX_TYPED_LINES) {
+      if (text.slice(start).trim() !== '') {
+        chunk.problems.push({ line: number, text: '', reason: `at most ${MAX_TYPED_LINES} lines at a time` })
+      }
+      break
+    }
+    start = found ? breaks.lastIndex : text.length + 1
     if (line.trim() === '') continue
-    if (members.length + problems.length >= MAX_MEMBER_LINES) {
-      problems.push({ line: index + 1, text: '', reason: `at most ${MAX_MEMBER_LINES} members at a time` })
+    if (taken++ >= MAX_MEMBER_LINES) {
+      chunk.problems.push({ line: number, text: '', reason: `at most ${MAX_MEMBER_LINES} members at a time` })
       break
     }
     const [address = '', ...parts] = line.split(',')
     const member = checked(address.trim(), valuesOf(parts))
-    if (typeof member === 'string') problems.push({ line: index + 1, text: shown(line), reason: member })
-    else members.push(member)
+    if (typeof member === 'string') chunk.problems.push({ line: number, text: shown(line), reason: member })
+    else chunk.members.push(member)
+    if (chunk.members.length + chunk.problems.length >= TYPED_CHUNK_LINES) {
+      yield chunk
+      chunk = { members: [], problems: [] }
+    }
   }
-  return { members, problems }
+  if (chunk.members.length + chunk.problems.length) yield chunk
 }

@@ -25,8 +25,15 @@ export type AudiencePage = (
 export function registerMemberImport(app: Dashboard, audiencePage: AudiencePage): void {
   app.post(`${LIST}/:id{[0-9]+}/members`, async (c) => {
     const audience = await own(c)
-    const read = readMemberLines((await readForm(c)).text('lines'))
-    return added(c, audience, audiencePage, [read], read)
+    const text = (await readForm(c)).text('lines')
+    const refusedLines: string[] = []
+    const chunks = function* () {
+      for (const chunk of readMemberLines(text)) {
+        refusedLines.push(...chunk.problems.map((p) => p.text))
+        yield chunk
+      }
+    }
+    return added(c, audience, audiencePage, chunks(), () => refusedLines.join('\n'))
   })
 
   app.post(`${LIST}/:id{[0-9]+}/members/csv`, async (c) => {
@@ -56,7 +63,8 @@ async function added(
   audience: AudienceWithCount,
   audiencePage: AudiencePage,
   chunks: Iterable<ReadMembers> | AsyncIterable<ReadMembers>,
-  typed?: ReadMembers,
+  /** Typed members: the lines refused, to put back in the box. */
+  refusedLines?: () => string,
 ) {
   const { sql } = c.get('services')
   const { accountId, id: sessionId } = c.get('session')
@@ -82,6 +90,6 @@ async function added(
   }
   return audiencePage(c, await getAudience(sql, accountId, audience.id), {
     refusal,
-    lines: typed?.problems.map((p) => p.text).join('\n'),
+    lines: refusedLines?.(),
   })
 }

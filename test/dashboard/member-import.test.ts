@@ -4,9 +4,10 @@
  * its refused lines listed up to a hundred.
  */
 import { describe, expect, it } from 'vitest'
-import { SHOWN_PROBLEMS } from '../../src/audiences/account-audiences.ts'
+import { importMembers, SHOWN_PROBLEMS } from '../../src/audiences/account-audiences.ts'
 import { createAudience } from '../../src/audiences/audiences.ts'
 import { CSV_LIMITS } from '../../src/audiences/member-csv.ts'
+import type { ReadMembers } from '../../src/audiences/member-lines.ts'
 import { useTestApp } from '../support/app.ts'
 import { signedIn, textOf } from '../support/dashboard.ts'
 
@@ -26,7 +27,7 @@ async function audienceOfOwner() {
       select count(*)::int as n from audience_members where audience_id = ${audience.id}`
     return row?.n
   }
-  return { browser, audience, upload, memberCount }
+  return { browser, account, audience, upload, memberCount }
 }
 
 function memberLines(count: number, first = 0): string {
@@ -74,5 +75,47 @@ describe('importing a CSV file in the dashboard', () => {
     expect(textOf((await browser.get(again.location ?? '')).html)).toContain(
       '0 members added, 2400 already in the audience.',
     )
+  })
+})
+
+describe('typing many members in the dashboard', () => {
+  it('lists the first hundred refused lines and puts every refused line back in the box', async () => {
+    const { browser, audience, memberCount } = await audienceOfOwner()
+    const bad = Array.from({ length: 300 }, (_, i) => `bad-${i}`)
+    const page = await browser.post(`/dashboard/audiences/${audience.id}/members`, {
+      lines: [memberLines(200), ...bad].join('\n'),
+    })
+    const text = textOf(page.html)
+    expect(text).toContain('200 members added, 0 already in the audience. 300 lines were not added:')
+    expect(text).toContain('… and 200 more.')
+    expect(page.html).toContain(`${bad.join('\n')}</textarea>`)
+    expect(await memberCount()).toBe(200)
+  })
+
+  it('does not read the next chunk before the event loop has had a turn, even when a chunk adds nothing', async () => {
+    const { audience, account } = await audienceOfOwner()
+    let turns = 0
+    let ticking = true
+    const tick = () => {
+      turns++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const pulledAt: number[] = []
+    const refusedOnly: ReadMembers = {
+      members: [],
+      problems: [{ line: 1, text: 'x', reason: 'not an address' }],
+    }
+    const chunks = function* () {
+      for (let i = 0; i < 3; i++) {
+        pulledAt.push(turns)
+        yield refusedOnly
+      }
+    }
+    const imported = await importMembers(app.services.sql, account.id, audience.id, chunks())
+    ticking = false
+    expect(imported.problems).toHaveLength(3)
+    expect(pulledAt[1]).toBeGreaterThan(pulledAt[0] ?? Infinity)
+    expect(pulledAt[2]).toBeGreaterThan(pulledAt[1] ?? Infinity)
   })
 })
