@@ -16,6 +16,7 @@ import { listConnections } from '../connections/connections.ts'
 import { isStorableId } from '../db/ids.ts'
 import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
 import { enableSignupPage, getSignupPage, setSignupPage } from '../signups/signup-pages.ts'
+import { counted } from '../wording.ts'
 import { ConfirmLink } from './confirm.tsx'
 import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
 import { act } from './errors.tsx'
@@ -91,7 +92,7 @@ export function registerAudiences(app: Dashboard): void {
       LIST,
       async () => {
         await deleteAudience(c.get('services').sql, c.get('session').accountId, audience.id)
-        return `Audience “${audience.name}” deleted, with its ${audience.member_count} members.`
+        return `Audience “${audience.name}” deleted, with its ${counted(audience.member_count, 'member')}.`
       },
       (refusal, status) => audiencePage(c, audience, { refusal }, status),
     )
@@ -323,7 +324,10 @@ async function audiencePage(
         </PostForm>
         <details>
           <summary>Delete the audience…</summary>
-          <p>Its {audience.member_count} members go with it. Batches already sent to it are not affected.</p>
+          <p>
+            Its {counted(audience.member_count, 'member')} {audience.member_count === 1 ? 'goes' : 'go'} with
+            it. Batches already sent to it are not affected.
+          </p>
           <ActionButton
             action={`${one(audience.id)}/delete`}
             token={token}

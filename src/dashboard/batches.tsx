@@ -10,6 +10,7 @@ import {
   retryFailures,
 } from '../batches/account-batches.ts'
 import { isStorableId } from '../db/ids.ts'
+import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { ActionButton, Pager, page, type Refusal, Table, When } from './layout.tsx'
@@ -81,7 +82,7 @@ export function registerBatches(app: Dashboard): void {
         const n = before.failed_count
         return n === 0
           ? 'The batch has no failed recipient to retry.'
-          : `${n} failed recipient${n === 1 ? '' : 's'} queued again.`
+          : `${counted(n, 'failed recipient')} queued again.`
       },
       (refusal, status) => batchPage(c, id, { refusal }, status),
     )

@@ -9,6 +9,7 @@ import {
   listForms,
   updateForm,
 } from '../forms/forms.ts'
+import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './forms.ts'
@@ -192,8 +193,8 @@ async function formPage(
         <a href={LIST}>← Forms</a>
       </p>
       <p>
-        {form.submissions} submission{form.submissions === 1 ? '' : 's'} · each one emailed from the
-        connection to its own address; find them in the <a href="/dashboard/outbox">outbox</a>.
+        {counted(form.submissions, 'submission')} · each one emailed from the connection to its own address;
+        find them in the <a href="/dashboard/outbox">outbox</a>.
       </p>
       <PublicAddress id="form" url={form.url} snippet={formSnippet(form.url)} />
       <section>

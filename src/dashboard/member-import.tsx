@@ -5,6 +5,7 @@ import { type AudienceWithCount, getAudience } from '../audiences/audiences.ts'
 import { readMemberCsv } from '../audiences/member-csv.ts'
 import { type ReadMembers, readMemberLines } from '../audiences/member-lines.ts'
 import { AppError } from '../errors.ts'
+import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refused } from './errors.tsx'
 import { type Form, readForm } from './forms.ts'
@@ -75,7 +76,7 @@ async function added(
     return refused(error, (refusal, status) => audiencePage(c, audience, { refusal }, status))
   }
   const { inserted, duplicates, problems, moreProblems } = imported
-  const done = `${inserted} member${inserted === 1 ? '' : 's'} added, ${duplicates} already in the audience.`
+  const done = `${counted(inserted, 'member')} added, ${duplicates} already in the audience.`
   if (problems.length === 0) {
     await leaveMessage(sql, sessionId, done)
     return c.redirect(`${LIST}/${audience.id}`, 303)
