@@ -9,15 +9,15 @@
  *        ↓
  *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
  *        ↓
- *   leaves         src/config.ts, log.ts, metrics.ts, errors.ts, plans.ts, project-root.ts, services.ts
- *                  (types), wording.ts, src/generated
+ *   leaves         src/config.ts, log.ts, metrics.ts, errors.ts, pinned-version.ts, plans.ts,
+ *                  project-root.ts, services.ts (types), wording.ts, src/generated
  *
  * Type-only imports count: a cycle through types is still a cycle.
  */
 const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/(open-services|web)\\.ts$'
 const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms|webhooks)/'
 const INFRA = '^src/(db|smtp|net)/'
-const LEAF = '^src/(config|log|metrics|errors|plans|project-root|services|wording)\\.ts$|^src/generated/'
+const LEAF = '^src/(config|log|metrics|errors|pinned-version|plans|project-root|services|wording)\\.ts$|^src/generated/'
 
 module.exports = {
   forbidden: [
@@ -80,6 +80,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/smtp/' },
       to: { path: 'node_modules/nodemailer/' },
+    },
+    {
+      name: 'nodemailer-internals-in-one-module',
+      comment: "nodemailer's modules beyond its entry point are reached in src/smtp/nodemailer-internals.ts only.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/smtp/nodemailer-internals\\.ts$' },
+      to: { path: 'node_modules/nodemailer/', pathNot: 'node_modules/nodemailer/dist/(esm|cjs)/nodemailer\\.js$' },
     },
     {
       name: 'entry-points-stay-apart',

@@ -1,10 +1,12 @@
 import type { Config } from './config.ts'
 import { embeddedDataDir, openEmbeddedDatabase } from './db/embedded.ts'
+import * as graphileInternals from './db/graphile-internals.ts'
 import { migrateDatabase } from './db/migrate.ts'
 import { connect } from './db/sql.ts'
 import { createLogger, type Logger } from './log.ts'
 import { Metrics } from './metrics.ts'
 import type { Services } from './services.ts'
+import * as nodemailerInternals from './smtp/nodemailer-internals.ts'
 import { TransportPool } from './smtp/pool.ts'
 
 /**
@@ -26,6 +28,9 @@ export async function openServices(
   log: Logger = createLogger(config.logLevel, config.logFormat),
   options: ServiceOptions = {},
 ): Promise<Services> {
+  // Before anything opens: another version of either package fails here, with one message.
+  graphileInternals.checkPinnedVersion()
+  nodemailerInternals.checkPinnedVersion()
   let databaseUrl: string
   let secret: string
   let stopDatabase = async () => {}

@@ -3,8 +3,9 @@ import type { Logger } from '../log.ts'
 import type { Db, Fragment } from './sql.ts'
 
 /**
- * graphile-worker's tables (schema `graphile_worker`): the only module that reads or writes
- * them. Jobs are added in the same statements as the mail they send, so this is storage, not
+ * graphile-worker's public SQL interface (`add_job`, `force_unlock_workers`, the `jobs` view):
+ * the only module that uses it; its private tables are reached in src/db/graphile-internals.ts
+ * alone. Jobs are added in the same statements as the mail they send, so this is storage, not
  * the worker: the worker (src/worker/) only runs what is added here.
  */
 
@@ -215,33 +216,6 @@ export async function orphanedJobWorkers(db: Db, heldMs: number, owned: string[]
     where j.locked_by is not null and j.locked_at < now() - ${heldMs} * interval '1 millisecond'
       and not (j.locked_by = any(${owned}::text[]))`
   return row?.orphans ?? []
-}
-
-/**
- * Unlocks the jobs that `jobWorkers` (this process's) have held for `heldMs` though none of its
- * tasks runs them (`running`), with their named queues: graphile-worker leaves a job locked when
- * recording its end fails (the database gone at that moment), and its queue (a connection's, an
- * endpoint's) would wait out the 4-hour lock timeout. Unlocked, the job runs again.
- */
-export async function unlockJobsNotRunning(
-  db: Db,
-  jobWorkers: string[],
-  running: number[],
-  heldMs: number,
-): Promise<void> {
-  if (jobWorkers.length === 0) return
-  await db`
-    with stale as (
-      select j.id, j.job_queue_id from graphile_worker._private_jobs j
-      where j.locked_by = any(${jobWorkers}::text[]) and not (j.id = any(${running}::bigint[]))
-        and j.locked_at < now() - ${heldMs} * interval '1 millisecond'
-      for update
-    ), queues as (
-      update graphile_worker._private_job_queues q set locked_at = null, locked_by = null
-      from stale where q.id = stale.job_queue_id and q.locked_by = any(${jobWorkers}::text[])
-    )
-    update graphile_worker._private_jobs j set locked_at = null, locked_by = null
-    from stale where j.id = stale.id`
 }
 
 /** Unlocks the jobs of job workers that are gone, at once rather than after graphile-worker's 4-hour timeout. */

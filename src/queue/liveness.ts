@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import { batchesWithStrandedRecipients } from '../db/batches.ts'
+import { unlockJobsNotRunning } from '../db/graphile-internals.ts'
 import {
   orphanedJobWorkers,
   scheduleExpansion,
   scheduleQueueRun,
   scheduleWebhookRun,
-  unlockJobsNotRunning,
   unlockJobWorkers,
 } from '../db/jobs.ts'
 import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/outbox.ts'

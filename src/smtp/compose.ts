@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import type { Transform } from 'node:stream'
-import * as base64 from 'nodemailer/lib/base64'
-import * as mimeFuncs from 'nodemailer/lib/mime-funcs'
-import MimeNode from 'nodemailer/lib/mime-node'
-import * as qp from 'nodemailer/lib/qp'
+import {
+  base64Body,
+  buildHeaderValue,
+  encodeHeaderValue,
+  foldLines,
+  quotedPrintableBody,
+  transferEncodingOf,
+} from './nodemailer-internals.ts'
 
 /** What a message says: every field the service composes, nothing a caller could add. */
 export interface MessageFields {
@@ -18,13 +21,6 @@ export interface MessageFields {
   headers?: Record<string, string>
   messageId: string
 }
-
-/**
- * nodemailer encodes a header value (punycoded, quoted and MIME-encoded addresses; encoded words
- * for other text) with a node's public `encodeHeaderValue`. One node serves every message: it
- * only encodes (its boundary, given, spares it a random one).
- */
-const headerEncoder = new MimeNode(undefined, { baseBoundary: 'unused' })
 
 const HEADER_LINE_LENGTH = 76
 
@@ -76,15 +72,12 @@ export function composeMessage(fields: MessageFields): Buffer {
 /** A header's line(s), folded; none for a value that encodes to nothing (an empty list). */
 function header(key: string, value: string | string[] | undefined): string {
   if (value === undefined) return ''
-  const encoded = headerEncoder.encodeHeaderValue(key, value)
-  return encoded.trim() ? mimeFuncs.foldLines(`${key}: ${encoded}`, HEADER_LINE_LENGTH) : ''
+  const encoded = encodeHeaderValue(key, value)
+  return encoded.trim() ? foldLines(`${key}: ${encoded}`, HEADER_LINE_LENGTH) : ''
 }
 
 function contentTypeLine(type: string, params: Record<string, string>): string {
-  return mimeFuncs.foldLines(
-    `Content-Type: ${mimeFuncs.buildHeaderValue({ value: type, params })}`,
-    HEADER_LINE_LENGTH,
-  )
+  return foldLines(`Content-Type: ${buildHeaderValue(type, params)}`, HEADER_LINE_LENGTH)
 }
 
 function headerBlock(lines: string[]): string {
@@ -98,32 +91,14 @@ function leaf(type: string, content: string) {
   const typeLine = contentTypeLine(type, content ? { charset: 'utf-8' } : {})
   if (!content) return { typeLine, encodingLine: '', body: '' }
   // nodemailer's own choice: as it is when it can be, else whichever encoding is shorter.
-  const encoding = new MimeNode(type, { baseBoundary: 'unused' }).setContent(content).getTransferEncoding()
+  const encoding = transferEncodingOf(type, content)
   const body =
     encoding === 'base64'
-      ? encodedWhole(new base64.Encoder(), content)
+      ? base64Body(content)
       : encoding === 'quoted-printable'
-        ? encodedWhole(new qp.Encoder(), content)
+        ? quotedPrintableBody(content)
         : content
   return { typeLine, encodingLine: `Content-Transfer-Encoding: ${encoding}`, body }
-}
-
-/**
- * Runs one of nodemailer's encoders over a whole body at once, without a stream around it: the
- * encoder's own transform and flush, so that line wrapping comes out exactly as when streamed.
- */
-function encodedWhole(encoder: Transform, content: string): string {
-  const out: string[] = []
-  encoder.push = (chunk: unknown) => {
-    if (chunk !== null) out.push(String(chunk))
-    return true
-  }
-  const failed = (error?: Error | null) => {
-    if (error) throw error
-  }
-  encoder._transform(Buffer.from(content), 'buffer' as BufferEncoding, failed)
-  encoder._flush?.(failed)
-  return out.join('')
 }
 
 /** The whole message, ending with a line break as every message does. */

@@ -1,8 +1,25 @@
 import { createHash } from 'node:crypto'
-import { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import nodemailer, { type Transporter } from 'nodemailer'
 import { resolveSmtpHost } from './host.ts'
+import {
+  closeSession,
+  handToPool,
+  liveSessions,
+  onceSessionClosed,
+  type PooledMessage,
+  type PooledSession,
+  pooledMessage,
+  poolOf,
+  queueOf,
+  quitSession,
+  type SmtpPool,
+  sessionCap,
+  sessionsOf,
+  setSessionCap,
+  socketUnder,
+  whenSessionFree,
+} from './nodemailer-internals.ts'
 import type { SentInfo } from './outcome.ts'
 import { openPassword } from './secret-box.ts'
 import { SessionLimit } from './session-limit.ts'
@@ -95,55 +112,7 @@ export interface RawMessage {
   callerWaits?: boolean
 }
 
-/**
- * What nodemailer's pool reads of a message it is handed (SMTPPool.send and PoolResource.send):
- * its envelope, its Message-ID (for its own log lines) and a stream of its bytes, made again if
- * the pool requeues the message on another session.
- */
-interface PooledMessage {
-  data: Record<string, never>
-  /** Ours, not nodemailer's: marks a message a caller waits for, in the pool's queue. */
-  callerWaits: boolean
-  message: {
-    getEnvelope(): RawMessage['envelope'] & { size: number }
-    messageId(): string
-    getHeader(key: string): string | undefined
-    createReadStream(): Readable
-  }
-}
-
-type PoolSend = (mail: PooledMessage, callback: (error: Error | null, info: SentInfo) => void) => void
-
-/**
- * One of nodemailer's pooled sessions (its PoolResource): whether it is free for a message or
- * done for, its SMTP connection, and the events it emits when it becomes free and when it ends.
- */
-interface PooledSession {
-  available?: boolean
-  _failed?: boolean
-  _closed?: boolean
-  connection?: { quit(): void }
-  close(): void
-  once(event: 'close', listener: () => void): void
-  prependOnceListener(event: 'available', listener: () => void): void
-}
-
-/**
- * nodemailer's pool: how it is handed a message, the messages waiting for a free session, its
- * sessions, and how many it may open (read each time it looks for a free one).
- */
-interface Pool {
-  send: PoolSend
-  options: { maxConnections: number }
-  _queue?: { mail: PooledMessage }[]
-  _connections?: PooledSession[]
-}
-
-const limits = new WeakMap<Pool, SessionLimit>()
-
-function poolOf(transporter: Transporter): Pool {
-  return (transporter as unknown as { transporter: Pool }).transporter
-}
+const limits = new WeakMap<SmtpPool, SessionLimit>()
 
 /**
  * Hands a composed message straight to the connection's pool. `sendMail` would first run
@@ -162,26 +131,21 @@ function poolOf(transporter: Transporter): Pool {
  */
 export function sendRaw(transporter: Transporter, message: RawMessage): Promise<SentInfo> {
   const pool = poolOf(transporter)
-  const pooled: PooledMessage = {
-    data: {},
+  const pooled = pooledMessage({
+    envelope: message.envelope,
+    size: message.raw.length,
+    messageId: message.messageId,
     callerWaits: message.callerWaits === true,
-    message: {
-      // The size goes with MAIL FROM (SIZE=) to a server that offers SIZE: a message larger than
-      // it takes is refused before its bytes are sent.
-      getEnvelope: () => ({ ...message.envelope, size: message.raw.length }),
-      messageId: () => message.messageId,
-      getHeader: (key) => (key.toLowerCase() === 'message-id' ? message.messageId : undefined),
-      createReadStream: () => new WholeMessage(message.raw),
-    },
-  }
+    stream: () => new WholeMessage(message.raw),
+  })
   return new Promise((resolve, reject) => {
     const limit = sessionLimitOf(pool)
     let refusals = 0
     const hand = () => {
-      pool.send(pooled, (error, info) => {
+      handToPool(pool, pooled, (error, info) => {
         if (!error) {
           limit.carried()
-          pool.options.maxConnections = limit.current
+          setSessionCap(pool, limit.current)
           return resolve(info)
         }
         const others = isRefusedAtConnect(error) ? liveSessions(pool) : 0
@@ -190,7 +154,7 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
         if (others === 0 || refusals >= limit.most) return reject(error)
         refusals++
         limit.refused(others)
-        pool.options.maxConnections = limit.current
+        setSessionCap(pool, limit.current)
         hand()
       })
       if (pooled.callerWaits) moveAhead(pool, pooled)
@@ -204,18 +168,13 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
  * others work hands its message back to the pool, where it waits for one of them, and the pool
  * opens no more sessions than the server let in. Nothing of the message was sent on it.
  */
-function sessionLimitOf(pool: Pool): SessionLimit {
+function sessionLimitOf(pool: SmtpPool): SessionLimit {
   let limit = limits.get(pool)
   if (!limit) {
-    limit = new SessionLimit(pool.options.maxConnections)
+    limit = new SessionLimit(sessionCap(pool))
     limits.set(pool, limit)
   }
   return limit
-}
-
-/** Sessions of the pool neither ended nor failed: the refused one is already marked failed. */
-function liveSessions(pool: Pool): number {
-  return (pool._connections ?? []).filter((session) => !session._failed && !session._closed).length
 }
 
 /**
@@ -236,8 +195,8 @@ class WholeMessage extends Readable {
   }
 
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
-    const socket = (destination as { _readableState?: { pipes?: unknown[] } })._readableState?.pipes?.[0]
-    if (!(socket instanceof Socket) || options?.end === false) return super.pipe(destination, options)
+    const socket = socketUnder(destination)
+    if (!socket || options?.end === false) return super.pipe(destination, options)
     socket.cork()
     const bytes: Buffer | null = this.read()
     if (bytes) destination.write(bytes)
@@ -253,8 +212,8 @@ class WholeMessage extends Readable {
  * of the queued mail no caller waits for. A closed pool queues nothing: there is nothing to move.
  * A change of nodemailer's queue shows in test/smtp/pool.test.ts.
  */
-function moveAhead(pool: Pool, pooled: PooledMessage): void {
-  const queue = pool._queue
+function moveAhead(pool: SmtpPool, pooled: PooledMessage): void {
+  const queue = queueOf(pool)
   const entry = queue?.at(-1)
   if (!queue || entry?.mail !== pooled) return
   queue.pop()
@@ -272,7 +231,7 @@ const GOODBYE_MS = 2_000
  * in the tests that count the QUITs a server receives.
  */
 async function closePolitely(transporter: Transporter): Promise<void> {
-  const goodbyes = (poolOf(transporter)._connections ?? []).map(goodbye)
+  const goodbyes = sessionsOf(poolOf(transporter)).map(goodbye)
   transporter.close()
   await Promise.all(goodbyes)
 }
@@ -280,20 +239,16 @@ async function closePolitely(transporter: Transporter): Promise<void> {
 function goodbye(session: PooledSession): Promise<void> {
   return new Promise<void>((resolve) => {
     let timer: NodeJS.Timeout | undefined
-    session.once('close', () => {
+    onceSessionClosed(session, () => {
       clearTimeout(timer)
       resolve()
     })
-    const quit = () => {
-      const connection = session.connection
-      if (!connection) return
-      // Not handed another message while it says goodbye; a server that never answers is left.
-      session.available = false
-      timer = setTimeout(() => session.close(), GOODBYE_MS)
-      connection.quit()
-    }
-    if (session.available) quit()
-    else session.prependOnceListener('available', quit)
+    // A server that never answers is left after a moment.
+    whenSessionFree(session, () =>
+      quitSession(session, () => {
+        timer = setTimeout(() => closeSession(session), GOODBYE_MS)
+      }),
+    )
   })
 }
 
