@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { ValidationIssue } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { CallerClaim } from '../keys/claim.ts'
 import type { Services } from '../services.ts'
@@ -6,5 +7,13 @@ import type { Services } from '../services.ts'
 /** Where the API's operations are served: the specification's paths are under it. */
 export const API_BASE = '/v1'
 
-export type AppEnv = { Variables: { caller: Caller; claim: CallerClaim; services: Services } }
+export type AppEnv = {
+  Variables: {
+    caller: Caller
+    claim: CallerClaim
+    services: Services
+    /** The text PostgreSQL cannot store in the JSON body as sent, once it was read (json-body.ts). */
+    unstorable?: ValidationIssue[]
+  }
+}
 export type Api = OpenAPIHono<AppEnv>

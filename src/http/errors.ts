@@ -23,8 +23,11 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = async (res
     if (result.target === 'param') throw new AppError('INVALID_ID', 'The ID in the path must be a number')
     throw invalidInput(zodIssues(result.error as ZodError))
   }
-  // The body as sent, unknown fields included (Hono parsed it once and keeps it).
-  const unstorable = unstorableTextIssues(result.target === 'json' ? await c.req.json() : result.data)
+  // The body as sent, unknown fields included, was walked where it was read (json-body.ts).
+  const unstorable =
+    result.target === 'json'
+      ? (c.get('unstorable') ?? unstorableTextIssues(await c.req.json()))
+      : unstorableTextIssues(result.data)
   if (unstorable.length) throw invalidInput(unstorable)
 }
 

@@ -1,7 +1,10 @@
 import type { RouteConfig } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
+import { unstorableTextIssues } from '../db/storable-text.ts'
 import { AppError, invalidInput } from '../errors.ts'
 import { limitBodySize } from './body-limit.ts'
+import { LARGE_BODY_CHARS, takeTurn } from './body-turns.ts'
 import type { AppEnv } from './env.ts'
 
 /** A JSON body deeper than this answers the validation body (the rulings' "Bounds"). */
@@ -109,36 +112,51 @@ export interface BodyBounds {
 /**
  * `route` with its JSON body read, refused when nested more than MAX_JSON_DEPTH levels, holding
  * more keys and array elements than the service's `jsonMaxValues` or an object of more than
- * MAX_JSON_OBJECT_KEYS keys, parsed, and put through `precheck`, before its validator runs. A
- * body that is not declared as JSON is left to the validator.
+ * MAX_JSON_OBJECT_KEYS keys, parsed, and put through `precheck`, before its validator runs; a
+ * large one in its account's turn (see body-turns.ts). A body that is not declared as JSON is
+ * left to the validator.
  */
 export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds = {}): R {
   const check = createMiddleware<AppEnv>(async (c, next) => {
     const type = c.req.header('content-type')?.split(';')[0]?.trim() ?? ''
     if (JSON_MEDIA_TYPE.test(type)) {
       const text = await c.req.text()
-      const breadth = {
-        maxDepth: MAX_JSON_DEPTH,
-        maxValues: c.get('services').config.jsonMaxValues,
-        maxKeys: MAX_JSON_OBJECT_KEYS,
-      }
-      refuseExcess(jsonTextExcess(text, breadth), breadth)
-      let body: unknown
+      const large = text.length >= LARGE_BODY_CHARS
+      const endTurn = large ? await takeTurn(c.get('claim').caller.accountId) : undefined
       try {
-        body = JSON.parse(text)
-      } catch {
-        throw new AppError('INVALID_JSON', 'The request body is not valid JSON')
+        takeBody(c, text, bounds.precheck)
+      } finally {
+        endTurn?.()
       }
-      const checked = bounds.precheck ? bounds.precheck(body) : body
-      // Hono's c.req.json() parses the text again on every call (the validator's, the
-      // validation hook's): both get the body parsed here instead. zod builds what it returns
-      // anew, so neither changes it.
-      c.req.json = <T>() => Promise.resolve(checked as T)
     }
     await next()
   })
   const limit = bounds.maxBytes === undefined ? [] : [limitBodySize(bounds.maxBytes)]
   return { ...route, middleware: [...[route.middleware ?? []].flat(), ...limit, check] }
+}
+
+/**
+ * The body's text bounded, parsed, put through `precheck` and walked for text PostgreSQL cannot
+ * store. Hono's c.req.json() parses the text again on every call (the validator's, the
+ * validation hook's): both get the body parsed here instead (zod builds what it returns anew,
+ * so neither changes it), and the hook the walk's issues.
+ */
+function takeBody(c: Context<AppEnv>, text: string, precheck: BodyPrecheck | undefined): void {
+  const breadth = {
+    maxDepth: MAX_JSON_DEPTH,
+    maxValues: c.get('services').config.jsonMaxValues,
+    maxKeys: MAX_JSON_OBJECT_KEYS,
+  }
+  refuseExcess(jsonTextExcess(text, breadth), breadth)
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new AppError('INVALID_JSON', 'The request body is not valid JSON')
+  }
+  const checked = precheck ? precheck(body) : body
+  c.req.json = <T>() => Promise.resolve(checked as T)
+  c.set('unstorable', unstorableTextIssues(checked))
 }
 
 function refuseExcess(excess: JsonTextExcess, bounds: JsonTextBounds): void {
