@@ -29,7 +29,8 @@ export function describe(o: Outcome): string {
     .sort(([a], [b]) => a - b)
     .map(([status, n]) => `${n}× ${status || 'no answer'}`)
     .join(', ')
-  return `${statuses || 'none'}; slowest ${o.maxMs.toFixed(0)} ms${o.said ? `; said “${o.said}”` : ''}`
+  const slowest = o.maxMs > 0 ? `; slowest ${o.maxMs.toFixed(0)} ms` : ''
+  return `${statuses || 'none'}${slowest}${o.said ? `; said “${o.said}”` : ''}`
 }
 
 export interface Call {
@@ -185,6 +186,7 @@ export interface SlowBodies {
   opened: number
   /** Connections the service closed, answered or not, before the bench let go. */
   closedByService: number
+  /** Their answers (0: closed without one), and the longest one was held open. */
   answered: Outcome
   /** Connections still open when the bench let go of them. */
   heldToTheEnd: number
@@ -220,10 +222,13 @@ export async function neverEndingBodies(
         reply += chunk.toString('latin1')
       })
       socket.on('error', () => {})
+      const openedAt = performance.now()
       socket.on('close', () => {
         open.delete(socket)
         if (letGo) return
         result.closedByService++
+        // How long the service held it: the slowest is what a deadline on bodies allows.
+        result.answered.maxMs = Math.max(result.answered.maxMs, performance.now() - openedAt)
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(reply)?.[1] ?? 0)
         result.answered.statuses.set(status, (result.answered.statuses.get(status) ?? 0) + 1)
       })
