@@ -16,10 +16,10 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
 import { readCatalog, sdkCatalogSource, serviceCatalogSource } from './generate/errors.ts'
+import { isObject } from './generate/json-schema.ts'
 import { sdkOperationsSource } from './generate/operations.ts'
 import { routesSource } from './generate/routes.ts'
 import { sdkTypesSource } from './generate/sdk.ts'
-import { isObject } from './generate/zod.ts'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 export const SOURCE = 'openapi/openapi.yaml'

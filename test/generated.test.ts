@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import type { JsonObject } from '../scripts/generate/json-schema.ts'
 import { sdkOperationsSource } from '../scripts/generate/operations.ts'
 import { routesSource } from '../scripts/generate/routes.ts'
-import type { JsonObject } from '../scripts/generate/zod.ts'
 import { generate, ROOT } from '../scripts/generate.ts'
 import * as generated from '../src/generated/routes.ts'
 import {

@@ -7,7 +7,7 @@
  * `TemplateLimitError.error` is the template-limit entry's text, and every error example of a
  * response uses a catalogued code or text.
  */
-import { child, fail, isObject, type Json, type JsonObject, literal } from './zod.ts'
+import { child, fail, isObject, type Json, type JsonObject, literal } from './json-schema.ts'
 
 const BODIES = ['standard', 'simple', 'template-limit', 'validation'] as const
 type Body = (typeof BODIES)[number]

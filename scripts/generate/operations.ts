@@ -10,8 +10,9 @@
  * `idempotencyKey` for `Idempotency-Key`). Types index openapi-typescript's `operations`
  * (sdk/src/generated/schema.ts); the result is the JSON body of the one 2xx response.
  */
+
+import { child, fail, isObject, type Json, type JsonObject, literal } from './json-schema.ts'
 import { METHODS, resolve } from './routes.ts'
-import { child, fail, isObject, type Json, type JsonObject, literal } from './zod.ts'
 
 /** The methods the SDK core sends. */
 const SDK_METHODS = ['get', 'post', 'put', 'delete']

@@ -11,12 +11,10 @@ import {
   Keywords,
   key,
   literal,
-  MAILBOX_SOURCE,
-  numeric,
   schemaConst,
   schemaRefName,
-  zodFor,
-} from './zod.ts'
+} from './json-schema.ts'
+import { MAILBOX_SOURCE, numeric, zodFor } from './zod.ts'
 
 /**
  * zod's own message for a failed union is a bare "Invalid input". This names what was missing

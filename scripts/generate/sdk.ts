@@ -9,7 +9,8 @@
  * type only names the alternatives (see zod.ts), so it is dropped.
  */
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
-import { isObject, isRequiredOnly, type Json, type JsonObject } from './zod.ts'
+import { isObject, type Json, type JsonObject } from './json-schema.ts'
+import { isRequiredOnly } from './zod.ts'
 
 export async function sdkTypesSource(doc: JsonObject): Promise<string> {
   const adapted = adapt(structuredClone(doc)) as unknown as OpenAPI3
