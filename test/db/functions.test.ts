@@ -11,10 +11,10 @@ async function definitions(sql: Sql): Promise<Record<string, string>> {
   const rows = await sql<{ name: string; definition: string }[]>`
     select p.oid::regprocedure::text as name, pg_get_functiondef(p.oid) as definition
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-    where n.nspname = 'public' and (p.proname like 'mailroom\_%' or p.proname = 'api_timestamp')
+    where n.nspname = 'public' and (starts_with(p.proname, 'mailroom_') or p.proname = 'api_timestamp')
     union all
     select 'trigger ' || t.tgname, pg_get_triggerdef(t.oid)
-    from pg_trigger t where t.tgname like 'mailroom\_%' and not t.tgisinternal`
+    from pg_trigger t where starts_with(t.tgname, 'mailroom_') and not t.tgisinternal`
   return Object.fromEntries(rows.map((r) => [r.name, r.definition]))
 }
 
