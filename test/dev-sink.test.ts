@@ -51,10 +51,10 @@ function run(args: string[]): { child: ChildProcess; output: () => string; error
 }
 
 /** Starts the sink and waits until it says where it listens. */
-async function start(args: string[]): Promise<ChildProcess> {
+async function start(args: string[]): Promise<{ child: ChildProcess; output: () => string }> {
   const sink = run(args)
-  await expect.poll(sink.output, { timeout: 20_000, interval: 100 }).toContain('SMTP sink on')
-  return sink.child
+  await expect.poll(sink.output, { timeout: 20_000, interval: 100 }).toContain('Ctrl-C stops the sink')
+  return sink
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -85,8 +85,12 @@ describe('npm run sink', () => {
   it('keeps its CA across restarts: what trusted the first start trusts the next', async () => {
     const first = await start(['--host', HOST])
     const ca = await readFile(path.join(cwd, '.mailroom-sink', 'ca.pem'), 'utf8')
+    // The setting it prints holds wherever the shell is: the CA's absolute path.
+    expect(first.output()).toContain(
+      `export NODE_EXTRA_CA_CERTS=${path.join(cwd, '.mailroom-sink', 'ca.pem')} MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=1`,
+    )
     expect(await logIn(2525, ca)).toBe(true)
-    await stop(first)
+    await stop(first.child)
 
     await start(['--host', HOST, '--port', String(OTHER_PORT)])
     expect(await readFile(path.join(cwd, '.mailroom-sink', 'ca.pem'), 'utf8')).toBe(ca)

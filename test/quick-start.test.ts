@@ -124,6 +124,10 @@ it('takes a clone to a delivered email, pasted as written', async () => {
   expect(sinkBlock).toMatch(LONG_RUNNING)
   expect(serviceBlock).toMatch(LONG_RUNNING)
   for (const block of operatorBlocks) expect(block).not.toMatch(LONG_RUNNING)
+  // The sink's CA by an absolute path: a relative one breaks in a shell in another directory.
+  const caPaths = [...blocks.join('\n').matchAll(/NODE_EXTRA_CA_CERTS=("?)([^\s"]+)\1/g)].map((m) => m[2])
+  expect(caPaths).toHaveLength(2)
+  for (const ca of caPaths) expect(ca).toMatch(/^(\$PWD\/|\/)/)
   const sinkScript = swap(
     sinkBlock.replace(/^npm install\n/, ''),
     /npm run sink$/gm,
