@@ -63,9 +63,9 @@ const neverEndingForm = (localAddress?: string) =>
     localAddress,
   )
 
-async function until<T>(find: () => T | undefined): Promise<T> {
+async function until<T>(find: () => T | undefined | Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 200; i++) {
-    const found = find()
+    const found = await find()
     if (found !== undefined) return found
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
@@ -176,5 +176,19 @@ describe('connections to the public pages, per client address', () => {
     expect(api.status).toBe(200)
     for (const request of held) request.socket.destroy()
     await Promise.all(held.map((request) => request.closed))
+    // Once they are closed, the address gets in again.
+    const again = await until(async () => {
+      const answer = await begin(
+        '/forms/no-such-form',
+        {
+          'content-type': 'text/plain',
+          'content-length': '1',
+          connection: 'close',
+        },
+        'x',
+      ).closed
+      return answer.startsWith('HTTP/1.1 429') ? undefined : answer
+    })
+    expect(again).toMatch(/^HTTP\/1\.1 4(00|15) /)
   })
 })
