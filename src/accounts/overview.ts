@@ -1,4 +1,4 @@
-import { type DayActivity, dailyActivity, sentToday } from '../db/outbox.ts'
+import { type DayActivity, dailyActivity, sentToday } from '../db/outbox-browsing.ts'
 import type { Db } from '../db/sql.ts'
 import { dailyUnitsUsed, type QuotaUse, quotaUse } from '../db/usage.ts'
 import { PLAN_LIMITS, type Plan } from '../plans.ts'

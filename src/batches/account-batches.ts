@@ -1,6 +1,5 @@
 import { requireFeature } from '../accounts/features.ts'
-import { batchPage } from '../db/batches.ts'
-import { type FailedRecipient, failedRecipients as failedRecipientRows } from '../db/outbox.ts'
+import { batchPage, type FailedRecipient, failedRecipients as failedRecipientRows } from '../db/batches.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Plan } from '../plans.ts'
 import { asBatch, type Batch, deleteBatch, getBatch, retryBatch } from './batches.ts'

@@ -6,21 +6,18 @@ import {
   type BatchRow,
   batchById,
   deleteBatchRow,
+  type FailedRecipient,
+  failedRecipients,
   insertBatch,
   insertBatchContent,
+  requeueFailedOfBatch,
   setBatchRecipients,
   storeBatchRecipients,
 } from '../db/batches.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
-import {
-  enqueueMessages,
-  type FailedRecipient,
-  failedRecipients,
-  type QueuedMessage,
-  type RetriedBy,
-  requeueFailedOfBatch,
-} from '../db/outbox.ts'
+import type { RetriedBy } from '../db/outbox-types.ts'
+import { enqueueMessages, type QueuedMessage } from '../db/queue.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { templateContent } from '../db/templates.ts'
 import { AppError } from '../errors.ts'

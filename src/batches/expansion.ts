@@ -1,7 +1,6 @@
 import { memberLinkSigning, type UnsubscribeLinks } from '../audiences/unsubscribe.ts'
-import { lockExpandingBatch } from '../db/batches.ts'
+import { lockExpandingBatch, moveBatchRecipients, recordBatchEnds } from '../db/batches.ts'
 import { type ExpansionPayload, scheduleExpansion } from '../db/jobs.ts'
-import { moveBatchRecipients, recordBatchEnds } from '../db/outbox.ts'
 import type { Sql } from '../db/sql.ts'
 
 /** How the expansion is paced: records moved per transaction, and how far ahead of delivery. */

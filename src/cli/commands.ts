@@ -14,7 +14,7 @@ import {
 } from '../connections/connections.ts'
 import { createForm, deleteForm, listForms } from '../forms/forms.ts'
 import { createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
-import { listOutbox } from '../sending/outbox.ts'
+import { listOutbox } from '../sending/outbox-views.ts'
 import type { Services } from '../services.ts'
 import { enableSignupPage, setSignupPage } from '../signups/signup-pages.ts'
 import { type Act, type Call, type CliIo, type Run, UsageError, wholeNumber } from './program.ts'
@@ -223,7 +223,13 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .description("an account's outbox records, newest first (status, attempts, last error)")
     .requiredOption('--account <id>', 'the account', wholeNumber)
     .option('--limit <n>', 'at most this many, from 1', atLeastOne, 50)
-    .action(act(ofAccount((s, { opts }) => listOutbox(s.sql, opts.account, opts.limit))))
+    .action(
+      act(
+        ofAccount(
+          async (s, { opts }) => (await listOutbox(s.sql, opts.account, {}, { size: opts.limit })).records,
+        ),
+      ),
+    )
 
   const batch = group(program, 'batch', "batches' failed recipients")
   byId(act, batch, 'failures', "a batch's failed recipients and why", ['batch-id', 'the batch'], (s, id) =>

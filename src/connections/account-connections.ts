@@ -1,6 +1,6 @@
 import { ownsConnection } from '../db/connections.ts'
 import { isStorableId } from '../db/ids.ts'
-import { queuedOnConnection } from '../db/outbox.ts'
+import { queuedOnConnection } from '../db/queue.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 

@@ -18,7 +18,7 @@ import {
   settings,
 } from '../db/connections.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
-import { failQueuedOfConnection, queuedDueNow } from '../db/outbox.ts'
+import { failQueuedOfConnection, queuedDueNow } from '../db/queue.ts'
 import type { Db, Fragment, Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { EmailAddressSchema } from '../generated/routes.ts'

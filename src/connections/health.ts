@@ -8,7 +8,7 @@ import {
   waitForServer,
 } from '../db/connections.ts'
 import { scheduleProbe, scheduleQueueRun } from '../db/jobs.ts'
-import { failExpiredQueued, queuedDueNow } from '../db/outbox.ts'
+import { failExpiredQueued, queuedDueNow } from '../db/queue.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { openPassword } from '../smtp/secret-box.ts'
 import { verifySmtpLogin } from '../smtp/transport.ts'

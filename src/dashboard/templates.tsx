@@ -14,7 +14,7 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, validated } from './forms.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
-import { HtmlPreview } from './outbox.tsx'
+import { HtmlPreview } from './outbox-record.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/templates'

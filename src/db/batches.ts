@@ -1,8 +1,10 @@
 import type { Plan } from '../plans.ts'
-import { expansionRunComing, expansionRunRequest } from './jobs.ts'
-import { type BatchContent, batchProgress, type ExpandingBatch } from './outbox.ts'
+import { type MemberLinkSigning, memberLink } from './audiences.ts'
+import { expansionRunComing, expansionRunRequest, queueRunRequest } from './jobs.ts'
+import { batchEndEvent, CONNECTION_DELETED, EVENT_COLUMNS, emailEvents } from './outbox-records.ts'
+import type { BatchContent, RetriedBy } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
-import { BATCH_CONTENT_KEY } from './webhooks.ts'
+import { BATCH_CONTENT_KEY, eventsRecorded, recordedEvents } from './webhooks.ts'
 
 /**
  * The batches, batch_recipients and batch_contents tables. A batch's progress is read from its
@@ -205,4 +207,163 @@ export async function purgeEndedBatches(
       and not exists (select 1 from batch_recipients r where r.batch_id = b.id)
     returning b.temporary_audience_id`
   return rows.map((r) => r.temporary_audience_id)
+}
+
+// ---------------------------------------------------------------- Batches' outbox records
+
+/** A batch whose recipients are moved from their store into the outbox (see moveBatchRecipients). */
+export interface ExpandingBatch {
+  id: number
+  accountId: number
+  /** Null once the connection was deleted: the recipients then go in as failed. */
+  connectionId: number | null
+  from: string
+  contentId: number
+  /** The API request that created the batch. */
+  requestId: string | null
+}
+
+/**
+ * Moves up to `limit` of the batch's next recipients, in their order, from their store into the
+ * outbox in one statement, from the first block of the store: taken off it, inserted here, so
+ * that a crash at any moment neither loses nor duplicates one. Each record holds its recipient
+ * and payload (the content is the batch's, rendered when sent), with the member's unsubscribe link
+ * signed with `links` (in the payload as `unsubscribe_url`, reserved: it wins over a payload's
+ * own), under a new Message-ID in the sender's domain, as newMessageId makes them. Queued, with a
+ * run of the connection's queue asked for; or, when the connection was deleted, failed as the
+ * mail queued on it was, with their email.failed events. Returns whether any are left.
+ */
+export async function moveBatchRecipients(
+  tx: Db,
+  batch: ExpandingBatch,
+  links: MemberLinkSigning | null,
+  limit: number,
+): Promise<boolean> {
+  const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
+  const gone = batch.connectionId === null
+  // The queue's run, or the webhook deliveries' of the events; referring to it makes it happen.
+  const [runs, requested] =
+    batch.connectionId === null
+      ? [recordedEvents(tx, emailEvents(tx, tx`record`)), eventsRecorded(tx)]
+      : [tx`run as (${queueRunRequest(tx, batch.connectionId)})`, tx`(select count(*) from run)`]
+  const link = links ? memberLink(tx, links, tx`taken.member_id`) : tx`null::text`
+  const [row] = await tx<{ left: boolean }[]>`
+    with block as (
+      select block, recipients, jsonb_array_length(recipients) > ${limit} as split
+      from batch_recipients where batch_id = ${batch.id} order by block limit 1
+    ), taken as (
+      -- A member without payload was stored with a JSON null.
+      select r.value ->> 0 as email, nullif(r.value -> 1, 'null') as payload, (r.value ->> 2)::int as member_id, r.n
+      from block, jsonb_array_elements(block.recipients) with ordinality as r(value, n)
+      where r.n <= ${limit}
+    ), rest as (
+      update batch_recipients s set recipients = jsonb_path_query_array(s.recipients, ${`$[${limit} to last]`}::jsonpath)
+      from block where s.batch_id = ${batch.id} and s.block = block.block and block.split
+    ), emptied as (
+      delete from batch_recipients s
+      using block where s.batch_id = ${batch.id} and s.block = block.block and not block.split
+    ), record as (
+      insert into outbox (account_id, connection_id, status, error, from_address, to_addresses, content_id, payload,
+                          message_id, batch_id, unsubscribe_url, next_attempt_at, request_id)
+      select ${batch.accountId}::int, ${batch.connectionId}::int, ${gone ? 'failed' : 'queued'}::text,
+             ${gone ? CONNECTION_DELETED : null}::text, ${batch.from}::text, array[t.email], ${batch.contentId}::int,
+             ${links ? tx`coalesce(t.payload, '{}') || jsonb_build_object('unsubscribe_url', t.url)` : tx`t.payload`},
+             '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
+             t.url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text
+      from (select taken.*, ${link} as url from taken) t
+      order by t.n
+      returning ${EVENT_COLUMNS(tx)}
+    ), ${runs}
+    select coalesce((select split from block), false)
+        or exists (select 1 from batch_recipients s, block
+                   where s.batch_id = ${batch.id} and s.block > block.block) as left,
+      ${requested} as requested`
+  return row?.left ?? false
+}
+
+/** What a batch's recipients' records say of it. */
+export interface BatchProgress {
+  sent_count: number
+  failed_count: number
+  /** A worker has taken at least one of its messages. */
+  started: boolean
+  last_change: Date | null
+}
+
+/** A lateral subquery over the records of batch `b` (the row alias of the batches table). */
+export function batchProgress(db: Db) {
+  return db`
+    select count(*) filter (where status = 'sent')::int as sent_count,
+           count(*) filter (where status = 'failed')::int as failed_count,
+           coalesce(bool_or(status <> 'queued' or attempts > 0), false) as started,
+           max(updated_at) as last_change
+    from outbox where batch_id = b.id`
+}
+
+export interface FailedRecipient {
+  outbox_id: number
+  email: string
+  error: string | null
+  attempts: number
+  updated_at: string
+}
+
+/** A batch's failed recipients in the order they were queued; a page of them (after `after`) when asked. */
+export function failedRecipients(
+  db: Db,
+  batchId: number,
+  page: { after?: number | undefined; limit?: number } = {},
+): Promise<FailedRecipient[]> {
+  return db<FailedRecipient[]>`
+    select id as outbox_id, to_addresses[1] as email, error, attempts, api_timestamp(updated_at) as updated_at
+    from outbox
+    where batch_id = ${batchId} and status = 'failed' ${page.after === undefined ? db`` : db`and id > ${page.after}`}
+    order by id
+    ${page.limit === undefined ? db`` : db`limit ${page.limit}`}`
+}
+
+/** Who queued failed mail again: the account's owner on the dashboard, or the operator command. */
+
+/**
+ * Queues a batch's failed recipients again (their counts and outcomes reset: each record is one
+ * recipient), through their connection or, when theirs was deleted, `fallbackConnectionId`, and
+ * keeps in each record's history who retried it and the failure it undid. Returns the
+ * connection of each.
+ */
+export async function requeueFailedOfBatch(
+  tx: Db,
+  batchId: number,
+  fallbackConnectionId: number | null,
+  by: RetriedBy,
+): Promise<(number | null)[]> {
+  const rows = await tx<{ connection_id: number | null }[]>`
+    with failed as (
+      select id, error, updated_at from outbox where batch_id = ${batchId} and status = 'failed' for update
+    ), requeued as (
+      update outbox o set status = 'queued', error = null, failures = 0, deferrals = 0, recipients = null,
+        connection_id = coalesce(o.connection_id, ${fallbackConnectionId}::int), next_attempt_at = mailroom_now(),
+        updated_at = now()
+      from failed where o.id = failed.id
+      returning o.id, o.connection_id
+    ), noted as (
+      insert into outbox_retries (outbox_id, retried_by, failed_at, error)
+      select id, ${by}::text, updated_at, error from failed
+    )
+    select connection_id from requeued`
+  return rows.map((r) => r.connection_id)
+}
+
+/** How many of the batch `batchId` (an SQL expression) yields are still in its store, not yet moved here. */
+export function storedRecipients(db: Db, batchId: Fragment): Fragment {
+  return db`(select coalesce(sum(jsonb_array_length(r.recipients)), 0) from batch_recipients r where r.batch_id = ${batchId})`
+}
+
+/** The end events of `batchIds` that have ended, by the caller's earlier statements (see mailroom_batch_end_event). */
+export async function recordBatchEnds(tx: Db, batchIds: number[]): Promise<void> {
+  if (batchIds.length === 0) return
+  await tx`
+    with settled_batches as (
+      select unnest(${batchIds}::int[]) as batch_id, null::int[] as ids, null::text[] as statuses
+    ), ${recordedEvents(tx, batchEndEvent(tx, tx`settled_batches`))}
+    select ${eventsRecorded(tx)}`
 }

@@ -1,5 +1,5 @@
 import type { OperationalState } from '../metrics.ts'
-import { storedRecipients } from './outbox.ts'
+import { storedRecipients } from './batches.ts'
 import type { Db } from './sql.ts'
 
 /**

@@ -1,12 +1,6 @@
 import { type ConnectionRef, namedConnection, refFields, type SendingConnection } from './connections.ts'
-import {
-  ATTEMPT_LEASE_SECONDS,
-  attemptOfKey,
-  type KeyedAttempt,
-  type MessageBodies,
-  messageColumns,
-  type OutboxMessage,
-} from './outbox.ts'
+import { ATTEMPT_LEASE_SECONDS, attemptOfKey, messageColumns } from './outbox-records.ts'
+import type { KeyedAttempt, MessageBodies, OutboxMessage } from './outbox-types.ts'
 import type { Db } from './sql.ts'
 import type { LimitRefusal, Limits } from './usage.ts'
 import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'

@@ -188,38 +188,6 @@ export interface BatchContentRef {
   payload: Payload
 }
 
-/**
- * The data of an email event, from a row of the outbox (alias `r`, with the columns of the
- * table): what happened to the message, and to each recipient.
- */
-export function emailEventData(db: Db): Fragment {
-  return db`jsonb_build_object(
-    'outbox_id', r.id, 'batch_id', r.batch_id, 'message_id', r.message_id, 'from', r.from_address,
-    'to', to_jsonb(r.to_addresses), 'cc', to_jsonb(r.cc_addresses), 'bcc', to_jsonb(r.bcc_addresses),
-    'subject', r.subject, 'status', r.status, 'attempts', r.attempts, 'error', r.error,
-    'recipients', coalesce(r.recipients, '[]'::jsonb),
-    'next_attempt_at', case when r.status = 'queued' then ${isoTime(db, db`r.next_attempt_at`)} end,
-    ${BATCH_CONTENT_KEY}::text, case when r.content_id is not null
-      then jsonb_build_object('id', r.content_id, 'payload', r.payload) end)`
-}
-
-/** The event type of an outbox row's new status (alias `r`). */
-export function emailEventType(db: Db): Fragment {
-  return db`case r.status when 'queued' then 'email.deferred' when 'sent' then 'email.sent' else 'email.failed' end`
-}
-
-/**
- * The batch.completed or batch.failed events of the batches whose records the statement just
- * settled, for those that were their batch's last (see mailroom_batch_end_event). The statement
- * names them in `settled_batches`: batch_id, and the ids and new statuses of its records settled
- * here (null arrays when it settled none).
- */
-export function batchEndEvent(db: Db): Fragment {
-  return db`
-    select f.account_id, f.type, f.data
-    from settled_batches r, lateral mailroom_batch_end_event(r.batch_id, r.ids, r.statuses) f`
-}
-
 // ---------------------------------------------------------------- Deliveries
 
 /** A delivery claimed for an attempt, with what the request needs. */

@@ -1,6 +1,6 @@
 import { selectConnection } from '../connections/selection.ts'
 import { countSubmission as countFormSubmission, formByPublicId, type PublicFormRow } from '../db/forms.ts'
-import { enqueueMessages } from '../db/outbox.ts'
+import { enqueueMessages } from '../db/queue.ts'
 import type { Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { recordEvent } from '../db/webhooks.ts'

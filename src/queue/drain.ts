@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { queueConnection } from '../db/connections.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
-import { queueState } from '../db/outbox.ts'
+import { queueState } from '../db/queue.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'

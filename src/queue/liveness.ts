@@ -9,7 +9,7 @@ import {
   scheduleWebhookRun,
   unlockJobWorkers,
 } from '../db/jobs.ts'
-import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/outbox.ts'
+import { connectionsWithStrandedMail, releaseOrphanedClaims } from '../db/queue.ts'
 import type { Sql } from '../db/sql.ts'
 import { endpointsWithStrandedDeliveries, releaseOrphanedDeliveries } from '../db/webhooks.ts'
 import { beat, liveJobWorkers, removeSilentProcesses } from '../db/worker-processes.ts'

@@ -3,14 +3,9 @@ import { waitForAnswer } from '../connections/health.ts'
 import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { throughConnectionFaults } from '../db/driver-faults.ts'
-import {
-  type AttemptSettlement,
-  type ClaimedMessage,
-  claimDue,
-  type Settlement,
-  settleAttempts,
-  unclaim,
-} from '../db/outbox.ts'
+import { settleAttempts } from '../db/outbox-records.ts'
+import type { AttemptSettlement, Settlement } from '../db/outbox-types.ts'
+import { type ClaimedMessage, claimDue, unclaim } from '../db/queue.ts'
 import { Rounds } from '../db/rounds.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'

@@ -1,5 +1,5 @@
 import type { SendingConnection } from '../db/connections.ts'
-import type { Reservation } from '../db/outbox.ts'
+import type { Reservation } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { giveBack, type Limits } from '../db/usage.ts'
 import { PLAN_LIMITS, type Plan } from '../plans.ts'

@@ -1,5 +1,5 @@
 import type { SendingConnection } from '../db/connections.ts'
-import type { Reservation } from '../db/outbox.ts'
+import type { Reservation } from '../db/outbox-types.ts'
 import type { AttemptToRecord, SendAttempt } from '../db/send-attempts.ts'
 import type { Plan } from '../plans.ts'
 import { limitReached } from './refusals.ts'

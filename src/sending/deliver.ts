@@ -1,6 +1,6 @@
 import { recordProviderFailure } from '../connections/health.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import type { AttemptLine } from '../db/outbox.ts'
+import type { AttemptLine } from '../db/outbox-types.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
 import type { EmailMetrics } from '../metrics.ts'

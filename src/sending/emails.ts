@@ -1,17 +1,11 @@
 import type { z } from 'zod'
 import { isStorableId } from '../db/ids.ts'
+import type { HistoryEvent, OutboxRecord, OutboxStatus } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import type { CursorPaginationSchema, EmailEventSchema, EmailSchema } from '../generated/routes.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
-import {
-  browseOutbox,
-  type HistoryEvent,
-  isCalendarDay,
-  type OutboxListRow,
-  type OutboxStatus,
-  outboxRecord,
-} from './outbox-views.ts'
+import { isCalendarDay, listOutbox, outboxRecord } from './outbox-views.ts'
 
 /**
  * GET /v1/emails and GET /v1/emails/{id}: the outbox as the API shows it, read through the same
@@ -45,12 +39,11 @@ export async function listEmails(
   query: EmailQuery,
 ): Promise<{ emails: Email[]; pagination: CursorPagination }> {
   const before = checkQuery(query)
-  const page = await browseOutbox(
+  const page = await listOutbox(
     db,
     accountId,
     { status: query.status, batchId: query.batch_id, from: query.date_from, to: query.date_to },
-    before,
-    query.limit,
+    { before, size: query.limit },
   )
   return {
     emails: page.records.map(asEmail),
@@ -98,7 +91,7 @@ function idOfCursor(cursor: string): number | null {
   return isStorableId(id) && cursorOf(id) === cursor ? id : null
 }
 
-function asEmail(record: OutboxListRow): Email {
+function asEmail(record: OutboxRecord): Email {
   return {
     id: record.id,
     status: record.status,
@@ -121,7 +114,7 @@ function asEmail(record: OutboxListRow): Email {
 }
 
 /** Before the first attempt every recipient is still to be tried. */
-function pending(record: OutboxListRow): Email['recipients'] {
+function pending(record: OutboxRecord): Email['recipients'] {
   return [...record.to, ...record.cc, ...record.bcc].map((email) => ({
     email,
     status: 'pending' as const,

@@ -1,7 +1,7 @@
 import { requireFeature } from '../accounts/features.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import { type Queued, unvouchedQueued } from '../db/outbox.ts'
+import { type Queued, unvouchedQueued } from '../db/queue.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Vouch } from '../db/vouch.ts'
 import type { Caller } from '../keys/caller.ts'

@@ -1,41 +1,31 @@
 import { isStorableId } from '../db/ids.ts'
-import {
-  type AttemptKind,
-  type HistoryEvent,
-  type OutboxDetail,
-  type OutboxFilter,
-  type OutboxListRow,
-  type OutboxStatus,
-  outboxPage,
-  outboxRecordDetail,
-} from '../db/outbox.ts'
+import { outboxPage, outboxRecordDetail } from '../db/outbox-browsing.ts'
+import type { OutboxDetail, OutboxFilter, OutboxRecord } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { rendered } from './rendered.ts'
-
-export type { AttemptKind, HistoryEvent, OutboxDetail, OutboxFilter, OutboxListRow, OutboxStatus }
 
 /** Records on one page of the dashboard's outbox. */
 export const OUTBOX_PAGE_SIZE = 50
 
 export interface OutboxPage {
-  records: OutboxListRow[]
+  records: OutboxRecord[]
   /** The `before` of the next (older) page; undefined on the last page. */
   older: number | undefined
 }
 
 /**
  * The account's outbox, newest first, filtered and searched, one keyset page of `size` records
- * (the dashboard's size unless said) older than the record `before`: what the dashboard and the
- * API list, read here alone.
+ * (the dashboard's size unless said) older than the record `before`: what the API, the dashboard
+ * and `mailroom outbox list` list, read here alone.
  */
-export async function browseOutbox(
+export async function listOutbox(
   db: Db,
   accountId: number,
   filter: OutboxFilter,
-  before?: number,
-  size = OUTBOX_PAGE_SIZE,
+  page: { before?: number | undefined; size?: number } = {},
 ): Promise<OutboxPage> {
+  const { before, size = OUTBOX_PAGE_SIZE } = page
   const rows = await outboxPage(db, accountId, filter, { before, limit: size + 1 })
   const records = rows.slice(0, size).map(rendered)
   return { records, older: rows.length > size ? records.at(-1)?.id : undefined }

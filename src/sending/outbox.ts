@@ -1,20 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { SendingConnection } from '../db/connections.ts'
-import {
-  type AttemptRecord,
-  attemptByKey,
-  type KeyedAttempt,
-  type OutboxMessage,
-  type OutboxRecord,
-  selectOutbox,
-  settleInterrupted,
-} from '../db/outbox.ts'
+import { attemptByKey, settleInterrupted } from '../db/outbox-records.ts'
+import type { AttemptRecord, KeyedAttempt, OutboxMessage } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { EmailRequest } from './email-request.ts'
-import { rendered } from './rendered.ts'
-
-export type { AttemptRecord, OutboxRecord }
 
 /** A Message-ID in the sender's domain, known before the attempt so a re-send can reuse it. */
 export function newMessageId(from: string): string {
@@ -65,9 +55,4 @@ export async function settledIfDead(
   if (!(record.in_flight && lease_over)) return record
   // Another request may have settled it a moment earlier; then read what it wrote.
   return (await settleInterrupted(db, record.id, INTERRUPTED)) ?? attemptByIdempotencyKey(db, accountId, key)
-}
-
-/** The account's outbox, newest first (`mailroom outbox list`). */
-export async function listOutbox(db: Db, accountId: number, limit: number): Promise<OutboxRecord[]> {
-  return (await selectOutbox(db, accountId, limit)).map(rendered)
 }

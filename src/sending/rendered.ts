@@ -1,4 +1,4 @@
-import type { StoredRecord } from '../db/outbox.ts'
+import type { StoredRecord } from '../db/outbox-types.ts'
 import { compileContent } from '../templates/placeholders.ts'
 
 /**

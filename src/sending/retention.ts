@@ -1,6 +1,6 @@
 import { deleteAudiences } from '../db/audiences.ts'
 import { purgeEndedBatches, purgeUnreadContents } from '../db/batches.ts'
-import { purgeOutbox } from '../db/outbox.ts'
+import { purgeOutbox } from '../db/outbox-records.ts'
 import type { Sql } from '../db/sql.ts'
 import { purgeCounters } from '../db/usage.ts'
 import { purgeWebhookEvents } from '../db/webhooks.ts'

@@ -1,11 +1,6 @@
-import {
-  type AttemptSettlement,
-  enqueueVouched,
-  type MessageBodies,
-  type Queued,
-  type QueuedMessage,
-  settleAttempts,
-} from '../db/outbox.ts'
+import { settleAttempts } from '../db/outbox-records.ts'
+import type { AttemptSettlement, MessageBodies } from '../db/outbox-types.ts'
+import { enqueueVouched, type Queued, type QueuedMessage } from '../db/queue.ts'
 import { KeyedRounds, perPool, Rounds } from '../db/rounds.ts'
 import {
   type AttemptToRecord,

@@ -5,7 +5,7 @@ import { selectAccount } from '../db/accounts.ts'
 import { audienceById, insertMembers } from '../db/audiences.ts'
 import { ownsConnection } from '../db/connections.ts'
 import { isStorableId } from '../db/ids.ts'
-import { enqueueMessages } from '../db/outbox.ts'
+import { enqueueMessages } from '../db/queue.ts'
 import {
   confirmationByToken,
   countSignup,

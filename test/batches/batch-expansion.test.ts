@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
 import type { ExpansionPolicy } from '../../src/batches/expansion.ts'
 import { deleteConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { queuedOnConnection } from '../../src/db/outbox.ts'
+import { queuedOnConnection } from '../../src/db/queue.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
 import { useTestApp } from '../support/app.ts'
 import {

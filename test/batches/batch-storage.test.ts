@@ -8,8 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_EXPANSION } from '../../src/batches/expansion.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
-import { listOutbox } from '../../src/sending/outbox.ts'
-import { outboxRecord } from '../../src/sending/outbox-views.ts'
+import { listOutbox, outboxRecord } from '../../src/sending/outbox-views.ts'
 import { useTestApp } from '../support/app.ts'
 import {
   addresses,
@@ -87,7 +86,7 @@ describe('finding 1: a large template in a 1000-recipient batch', () => {
     // The MIME part ends with a line break of its own. Compared as a boolean: a failure would print half a megabyte.
     for (const message of sent)
       expect(decodeMessage(message.raw).html?.replace(/\r\n$/, '') === rendered).toBe(true)
-    const listed = await listOutbox(app.services.sql, s.accountId, 1000)
+    const { records: listed } = await listOutbox(app.services.sql, s.accountId, {}, { size: 1000 })
     expect(listed).toHaveLength(1000)
     expect(new Set(listed.map((r) => r.subject))).toEqual(new Set(['Big ']))
     const first = listed.find((r) => r.status === 'sent')

@@ -12,7 +12,7 @@ import {
   pauseConnection,
   resumeConnection,
 } from '../../src/connections/connections.ts'
-import type { OutboxRecord } from '../../src/sending/outbox.ts'
+import type { OutboxRecord } from '../../src/db/outbox-types.ts'
 import { useTestApp } from '../support/app.ts'
 import {
   email,

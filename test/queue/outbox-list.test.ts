@@ -4,8 +4,8 @@
  */
 import { execFile } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
+import type { OutboxRecord } from '../../src/db/outbox-types.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
-import type { OutboxRecord } from '../../src/sending/outbox.ts'
 import { useTestApp } from '../support/app.ts'
 import { TIMESTAMP } from '../support/matchers.ts'
 import { email, enqueued, mailroomEnv, ROOT, waitForOutbox, waitForOutboxStatus } from '../support/queue.ts'

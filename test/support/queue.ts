@@ -7,8 +7,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import type { OutboxRecord } from '../../src/db/outbox-types.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
-import { listOutbox, type OutboxRecord } from '../../src/sending/outbox.ts'
+import { listOutbox } from '../../src/sending/outbox-views.ts'
 import type { Services } from '../../src/services.ts'
 import { type RunningWorker, startWorker, type WorkerOptions } from '../../src/worker/worker.ts'
 import { startTestApp, TEST_SECRET, type TestApp } from './app.ts'
@@ -66,7 +67,7 @@ export async function enqueued(app: TestApp, apiKey: string, body: unknown = ema
 
 /** The account's outbox record `id` as the operator sees it (listOutbox, as `mailroom outbox list`). */
 export async function outboxRecord(app: TestApp, accountId: number, id: number): Promise<OutboxRecord> {
-  const records = await listOutbox(app.services.sql, accountId, 10_000)
+  const { records } = await listOutbox(app.services.sql, accountId, {}, { size: 10_000 })
   const record = records.find((r) => r.id === id)
   if (!record) throw new Error(`no outbox record ${id} for account ${accountId}`)
   return record

@@ -1,0 +1,234 @@
+import type { AttemptKind, HistoryEvent, OutboxDetail } from '../db/outbox-types.ts'
+import { Table, When } from './layout.tsx'
+
+/** One outbox record as the dashboard shows it: its facts, each recipient, its history and content. */
+
+export const OUTBOX_PATH = '/dashboard/outbox'
+
+export function StatusTag(props: { status: string }) {
+  const tone = { sent: 'good', failed: 'bad', queued: 'warn', sending: 'warn' }[props.status] ?? ''
+  return <mark class={`tag ${tone}`}>{props.status}</mark>
+}
+
+export function RecordPage(props: { record: OutboxDetail }) {
+  const r = props.record
+  return (
+    <>
+      <p>
+        <a href={OUTBOX_PATH}>← Outbox</a>
+      </p>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <StatusTag status={r.status} />
+        </dd>
+        <dt>Subject</dt>
+        <dd class="wrap">{r.subject}</dd>
+        <dt>From</dt>
+        <dd class="words">{r.from}</dd>
+        <dt>To</dt>
+        <dd class="words">{r.to.join(', ')}</dd>
+        {r.cc.length ? (
+          <>
+            <dt>Cc</dt>
+            <dd class="words">{r.cc.join(', ')}</dd>
+          </>
+        ) : null}
+        {r.bcc.length ? (
+          <>
+            <dt>Bcc</dt>
+            <dd class="words">{r.bcc.join(', ')}</dd>
+          </>
+        ) : null}
+        <dt>Connection</dt>
+        <dd class="words">{r.connection_from ?? <span class="muted">deleted</span>}</dd>
+        {r.batch_id !== null ? (
+          <>
+            <dt>Batch</dt>
+            <dd class="wrap">
+              <a href={`/dashboard/batches/${r.batch_id}`}>{r.batch_name ?? `Batch ${r.batch_id}`}</a>
+            </dd>
+          </>
+        ) : null}
+        <dt>Attempts</dt>
+        <dd>{r.attempts}</dd>
+        {r.error ? (
+          <>
+            <dt>Error</dt>
+            <dd class="words">{r.error}</dd>
+          </>
+        ) : null}
+        <dt>Message-ID</dt>
+        <dd class="wrap">
+          <code>{r.message_id}</code>
+        </dd>
+        <dt>Created</dt>
+        <dd>
+          <When at={r.created_at} />
+        </dd>
+        <dt>Sent</dt>
+        <dd>
+          <When at={r.sent_at} empty="not sent" />
+        </dd>
+        {r.next_attempt_at ? (
+          <>
+            <dt>Next attempt</dt>
+            <dd>
+              <When at={r.next_attempt_at} />
+            </dd>
+          </>
+        ) : null}
+        <dt>Last change</dt>
+        <dd>
+          <When at={r.updated_at} />
+        </dd>
+      </dl>
+      <Recipients record={r} />
+      <History events={r.history} />
+      <Content record={r} />
+    </>
+  )
+}
+
+const RECIPIENT_TONES = { accepted: 'good', refused: 'bad', deferred: 'warn' } as const
+
+/** Each recipient with what the server last said for it (accepted, refused, deferred). */
+function Recipients(props: { record: OutboxDetail }) {
+  const { recipients } = props.record
+  return (
+    <section>
+      <h2>Recipients</h2>
+      {recipients === null ? (
+        <p class="muted">
+          {props.record.status === 'queued' && props.record.attempts === 0
+            ? 'Not tried yet.'
+            : 'The server’s answer for each recipient was not recorded for this message.'}
+        </p>
+      ) : (
+        <Table head={['Address', 'Outcome', "The server's reply"]}>
+          {recipients.map((x) => (
+            <tr>
+              <td class="wrap words">{x.address}</td>
+              <td>
+                <mark class={`tag ${RECIPIENT_TONES[x.status]}`}>{x.status}</mark>
+              </td>
+              <td class="wrap words">{x.reply ?? <span class="muted">none</span>}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </section>
+  )
+}
+
+/** What a deferred attempt met, as the history says it. */
+const DEFERRALS: Partial<Record<AttemptKind, string>> = {
+  deferred: 'deferred',
+  pushback: 'the provider asked to slow down',
+  unreachable: 'the server could not be reached',
+}
+
+/** An event of the history, named for a person. */
+function eventName(event: HistoryEvent): string {
+  switch (event.type) {
+    case 'queued':
+      return 'Queued'
+    case 'submitted':
+      return 'Submitted (sent at once)'
+    case 'sent':
+      return `Attempt ${event.attempt}: sent`
+    case 'deferred':
+      return `Attempt ${event.attempt}: ${DEFERRALS[event.outcome] ?? 'deferred'}`
+    case 'refused':
+      return `Attempt ${event.attempt}: refused`
+    case 'failed':
+      return 'Failed'
+    case 'retried':
+      return event.by === 'operator' ? 'Retried by the operator' : 'Retried from the batch page'
+  }
+}
+
+/** The server's reply to an attempt, or why the message failed. */
+function eventDetail(event: HistoryEvent): string | null {
+  if ('reply' in event) return event.reply
+  if ('reason' in event) return event.reason
+  return null
+}
+
+/** Everything that happened to the message, oldest first. */
+function History(props: { events: HistoryEvent[] }) {
+  return (
+    <section>
+      <h2>History</h2>
+      <Table head={['Event', 'When', 'Reply or reason']}>
+        {props.events.map((event) => {
+          const detail = eventDetail(event)
+          return (
+            <tr data-event={event.type}>
+              <td>{eventName(event)}</td>
+              <td class="nowrap">
+                <When at={event.at} />
+              </td>
+              <td class="wrap words">{detail ?? <span class="muted">none</span>}</td>
+            </tr>
+          )
+        })}
+      </Table>
+    </section>
+  )
+}
+
+/** The message's text and HTML; the HTML in a sandboxed frame, where none of its scripts run. */
+function Content(props: { record: OutboxDetail }) {
+  const { text_body: text, html_body: html } = props.record
+  if (text === null && html === null) {
+    return (
+      <section>
+        <h2>Content</h2>
+        <p class="muted">The content of this message was not kept.</p>
+      </section>
+    )
+  }
+  return (
+    <>
+      <section>
+        <h2>Text</h2>
+        {text === null ? <p class="muted">No text part.</p> : <pre class="body-text">{text}</pre>}
+      </section>
+      <section>
+        <h2>HTML</h2>
+        {html === null ? <p class="muted">No HTML part.</p> : <HtmlPreview html={html} />}
+      </section>
+    </>
+  )
+}
+
+/**
+ * Heads the frame's document: its own policy, read before any of the email's markup, so that
+ * nothing remote loads even before the inherited one applies (a tracking pixel would tell the
+ * sender the message was looked at).
+ */
+const PREVIEW_POLICY =
+  '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'">'
+
+/**
+ * An email's HTML, shown in a frame with every sandbox restriction (no scripts, no forms, an
+ * origin of its own), where nothing remote loads: never as the dashboard's own page.
+ */
+export function HtmlPreview(props: { html: string }) {
+  return (
+    <>
+      <iframe
+        class="html-preview"
+        sandbox=""
+        srcdoc={PREVIEW_POLICY + props.html}
+        title="The message's HTML"
+        referrerpolicy="no-referrer"
+      />
+      <details>
+        <summary>HTML source</summary>
+        <pre class="body-text">{props.html}</pre>
+      </details>
+    </>
+  )
+}

@@ -1,0 +1,142 @@
+import { OUTBOX_COLUMNS } from './outbox-records.ts'
+import type { OutboxDetail, OutboxFilter, OutboxRecord, StoredRecord } from './outbox-types.ts'
+import type { Db, Fragment } from './sql.ts'
+
+/**
+ * The outbox as its owner browses it: a filtered page of records, one record with its history,
+ * and the account's sending per day.
+ */
+
+/** The subject of a listed record's batch content, when it has one (a list leaves the bodies out). */
+const CONTENT_SUBJECT = (db: Db) => db`
+  (select json_build_object('subject', c.subject) from batch_contents c where c.id = outbox.content_id) as content`
+
+/** `%` and `_` in the search are plain characters, not LIKE's wildcards. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`
+}
+
+function conditions(db: Db, filter: OutboxFilter): Fragment[] {
+  const parts: Fragment[] = []
+  if (filter.status) parts.push(db`status = ${filter.status}`)
+  if (filter.connectionId !== undefined) parts.push(db`connection_id = ${filter.connectionId}`)
+  if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
+  if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)
+  if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
+  if (filter.search) {
+    const pattern = containing(filter.search)
+    // A batch recipient's subject is searched as its batch's template says it, placeholders and all.
+    parts.push(db`(coalesce(subject, (select c.subject from batch_contents c where c.id = content_id)) ilike ${pattern}
+      or array_to_string(to_addresses || cc_addresses || bcc_addresses, ' ') ilike ${pattern})`)
+  }
+  return parts
+}
+
+/** Newest first, `limit` records older than the record `before` (from the newest without it). */
+export function outboxPage(
+  db: Db,
+  accountId: number,
+  filter: OutboxFilter,
+  page: { before?: number | undefined; limit: number },
+): Promise<StoredRecord<OutboxRecord>[]> {
+  const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
+  if (page.before !== undefined) where.push(db`id < ${page.before}`)
+  const all = where.reduce((sum, part) => db`${sum} and ${part}`)
+  return db<StoredRecord<OutboxRecord>[]>`
+    select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload
+    from outbox where ${all}
+    order by id desc limit ${page.limit}`
+}
+
+/**
+ * The history of record `o`, oldest first, read from what is kept anyway: its creation, its
+ * attempts, the failures retries undid with the retries, and its own failure. Events of one
+ * instant keep that order (an attempt before the failure it caused).
+ */
+function history(db: Db) {
+  return db`
+    coalesce((
+      select json_agg(e.event order by e.t, e.seq, e.n) from (
+        select o.created_at as t, 0 as seq, 0::bigint as n, json_build_object(
+          'type', case when o.sent_now then 'submitted' else 'queued' end, 'at', api_timestamp(o.created_at)) as event
+        union all
+        select a.at, 1, a.id, json_build_object(
+          'type', case a.outcome when 'delivered' then 'sent' when 'refused' then 'refused' else 'deferred' end,
+          'at', api_timestamp(a.at), 'attempt', a.attempt, 'outcome', a.outcome, 'reply', a.reply,
+          'recipients', a.recipients)
+        from outbox_attempts a where a.outbox_id = o.id
+        union all
+        select r.failed_at, 2, r.id, json_build_object('type', 'failed', 'at', api_timestamp(r.failed_at), 'reason', r.error)
+        from outbox_retries r where r.outbox_id = o.id
+        union all
+        select r.at, 3, r.id, json_build_object('type', 'retried', 'at', api_timestamp(r.at), 'by', r.retried_by)
+        from outbox_retries r where r.outbox_id = o.id
+        union all
+        select o.updated_at, 2, 0, json_build_object('type', 'failed', 'at', api_timestamp(o.updated_at), 'reason', o.error)
+        where o.status = 'failed'
+      ) e), '[]')`
+}
+
+/** One record of the account, with its content when kept (a batch recipient's: its batch's, whole). */
+export async function outboxRecordDetail(
+  db: Db,
+  accountId: number,
+  id: number,
+): Promise<StoredRecord<OutboxDetail> | undefined> {
+  const [row] = await db<StoredRecord<OutboxDetail>[]>`
+    select o.id, o.account_id, o.status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
+      o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
+      c.from_address as connection_from, o.batch_id, b.name as batch_name,
+      case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
+      api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload,
+      (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
+       from batch_contents bc where bc.id = o.content_id) as content,
+      ${history(db)} as history
+    from outbox o
+    left join connections c on c.id = o.connection_id
+    left join batches b on b.id = o.batch_id
+    where o.id = ${id} and o.account_id = ${accountId}`
+  return row
+}
+
+// ---------------------------------------------------------------- The account's sending per day
+
+/** Messages sent today (UTC). */
+export async function sentToday(db: Db, accountId: number): Promise<number> {
+  const [row] = await db<{ sent: number }[]>`
+    select count(*)::int as sent from outbox
+    where account_id = ${accountId} and status = 'sent'
+      and created_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC' - interval '1 day'
+      and sent_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC'`
+  return row?.sent ?? 0
+}
+
+export interface DayActivity {
+  /** YYYY-MM-DD, UTC. */
+  day: string
+  sent: number
+  failed: number
+}
+
+/**
+ * Sent and failed messages per UTC day over the last `days` days, today included, days without
+ * any included: a message counts on the day it was sent, or failed for the last time.
+ */
+export function dailyActivity(db: Db, accountId: number, days: number): Promise<DayActivity[]> {
+  const first = db`((now() at time zone 'UTC')::date - ${days - 1}::int)`
+  return db<DayActivity[]>`
+    with activity as (
+      select (coalesce(sent_at, updated_at) at time zone 'UTC')::date as day,
+        count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'failed') as failed
+      from outbox
+      where account_id = ${accountId} and status in ('sent', 'failed')
+        -- Records are made before they end: the index on created_at bounds the scan.
+        and created_at >= ${first}::timestamp at time zone 'UTC' - interval '1 day'
+      group by 1
+    )
+    select to_char(d, 'YYYY-MM-DD') as day, coalesce(a.sent, 0)::int as sent, coalesce(a.failed, 0)::int as failed
+    from generate_series(${first}, (now() at time zone 'UTC')::date, interval '1 day') as d
+    left join activity a on a.day = d::date
+    order by d`
+}
