@@ -6,6 +6,7 @@ import { AppError, invalidInput } from '../errors.ts'
 import { limitBodySize } from './body-limit.ts'
 import { LARGE_BODY_CHARS, takeTurn } from './body-turns.ts'
 import type { AppEnv } from './env.ts'
+import { type JsonTextBounds, JsonTextCounter, type JsonTextExcess } from './json-text.ts'
 
 /** A JSON body deeper than this answers the validation body (the rulings' "Bounds"). */
 export const MAX_JSON_DEPTH = 64
@@ -23,80 +24,6 @@ export const MAX_JSON_OBJECT_KEYS = 10_000
 export const SMALL_JSON_BODY_BYTES = 64 * 1024
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const OPEN_ARRAY = 0x5b
-const OPEN_OBJECT = 0x7b
-const CLOSE_ARRAY = 0x5d
-const CLOSE_OBJECT = 0x7d
-
-/** Which bound a JSON text passes first, if any. */
-export type JsonTextExcess = 'depth' | 'values' | 'keys' | undefined
-
-export interface JsonTextBounds {
-  maxDepth: number
-  /** Keys and array elements in the whole text. */
-  maxValues: number
-  /** Keys in any one object: a parser's cost for each key of an object grows past a thousand or so. */
-  maxKeys: number
-}
-
-/**
- * Which of `bounds` a JSON text passes, read in one pass over its characters (strings skipped)
- * that stops at the first bound passed, so that the parser never meets a body whose size in
- * values it has not been told. A value is counted at each comma and at the first item of each
- * container. Malformed text is the parser's to refuse; this only counts.
- */
-export function jsonTextExcess(text: string, bounds: JsonTextBounds): JsonTextExcess {
-  const { maxDepth, maxValues, maxKeys } = bounds
-  // Per level of nesting: whether it is an object, and how many keys it has so far.
-  const isObject = new Uint8Array(maxDepth + 1)
-  const keys = new Uint32Array(maxDepth + 1)
-  let depth = 0
-  let values = 0
-  let opened = false
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code <= 0x20) continue
-    if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) {
-      depth--
-      opened = false
-      continue
-    }
-    if (code === COMMA || opened) {
-      opened = false
-      if (++values > maxValues) return 'values'
-      if (isObject[depth] === 1) {
-        const held = (keys[depth] ?? 0) + 1
-        if (held > maxKeys) return 'keys'
-        keys[depth] = held
-      }
-      if (code === COMMA) continue
-    }
-    if (code === QUOTE) i = closingQuote(text, i)
-    else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
-      if (++depth > maxDepth) return 'depth'
-      isObject[depth] = code === OPEN_OBJECT ? 1 : 0
-      keys[depth] = 0
-      opened = true
-    }
-  }
-  return undefined
-}
-
-/** Where the string opened at `start` ends (the text's end when it never does). */
-function closingQuote(text: string, start: number): number {
-  let end = text.indexOf('"', start + 1)
-  while (end !== -1) {
-    let backslashes = 0
-    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++
-    if (backslashes % 2 === 0) return end
-    end = text.indexOf('"', end + 1)
-  }
-  return text.length
-}
-
 /**
  * What a route checks of its body as sent, before the generated validator looks at any item:
  * the count limits (rulings, "Bounds"). It may return the body the validator is to see instead.
@@ -120,7 +47,7 @@ export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds 
   const check = createMiddleware<AppEnv>(async (c, next) => {
     const type = c.req.header('content-type')?.split(';')[0]?.trim() ?? ''
     if (JSON_MEDIA_TYPE.test(type)) {
-      const text = await c.req.text()
+      const text = await countedText(c)
       const large = text.length >= LARGE_BODY_CHARS
       const endTurn = large ? await takeTurn(c.get('claim').caller.accountId) : undefined
       try {
@@ -142,12 +69,6 @@ export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds 
  * so neither changes it), and the hook the walk's issues.
  */
 function takeBody(c: Context<AppEnv>, text: string, precheck: BodyPrecheck | undefined): void {
-  const breadth = {
-    maxDepth: MAX_JSON_DEPTH,
-    maxValues: c.get('services').config.jsonMaxValues,
-    maxKeys: MAX_JSON_OBJECT_KEYS,
-  }
-  refuseExcess(jsonTextExcess(text, breadth), breadth)
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -157,6 +78,30 @@ function takeBody(c: Context<AppEnv>, text: string, precheck: BodyPrecheck | und
   const checked = precheck ? precheck(body) : body
   c.req.json = <T>() => Promise.resolve(checked as T)
   c.set('unstorable', unstorableTextIssues(checked))
+}
+
+/**
+ * The body's text, counted as it arrives: a body past a bound is refused there, the rest of it
+ * neither waited for nor kept (it is drained, then its connection closed, after the answer).
+ */
+async function countedText(c: Context<AppEnv>): Promise<string> {
+  const counter = new JsonTextCounter({
+    maxDepth: MAX_JSON_DEPTH,
+    maxValues: c.get('services').config.jsonMaxValues,
+    maxKeys: MAX_JSON_OBJECT_KEYS,
+  })
+  const stream = c.req.raw.body
+  if (!stream) return ''
+  const decoder = new TextDecoder()
+  const parts: string[] = []
+  const reader = stream.getReader()
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    const part = decoder.decode(read.value, { stream: true })
+    refuseExcess(counter.feed(part), counter.bounds)
+    parts.push(part)
+  }
+  parts.push(decoder.decode())
+  return parts.join('')
 }
 
 function refuseExcess(excess: JsonTextExcess, bounds: JsonTextBounds): void {

@@ -5,7 +5,8 @@
  * limit that fits it. Each limit on both sides.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { jsonTextExcess, MAX_JSON_OBJECT_KEYS, SMALL_JSON_BODY_BYTES } from '../../src/http/json-body.ts'
+import { MAX_JSON_OBJECT_KEYS, SMALL_JSON_BODY_BYTES } from '../../src/http/json-body.ts'
+import { jsonTextExcess } from '../../src/http/json-text.ts'
 import { MAX_FORM_FIELDS, PUBLIC_BODY_LIMIT_BYTES } from '../../src/net/page-app.ts'
 import { useTestApp } from '../support/app.ts'
 import { signedIn, textOf } from '../support/dashboard.ts'

@@ -138,6 +138,22 @@ describe('a body has a deadline', () => {
     expect(logs.lines.filter((line) => line.level >= 50 || withStack(line))).toEqual([])
   })
 
+  it('refuses a body past its bounds where it passes them, without waiting for the rest', async () => {
+    const keys = Array.from({ length: 10_001 }, (_, i) => `"key${i}":0`).join(',')
+    const request = begin(
+      '/v1/send',
+      {
+        authorization: `Bearer ${sender.key}`,
+        'content-type': 'application/json',
+        'content-length': String(5 * 1024 * 1024),
+      },
+      `{"to":"reader@example.com",${keys},`,
+    )
+    const answer = await request.closed
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(answer).toContain('"code":"too_big"')
+  })
+
   it('lets a body that keeps arriving within its deadline through', async () => {
     const body = JSON.stringify({ to: 'reader@example.com', subject: 'Slow', text_body: 'x'.repeat(2000) })
     const request = begin(
