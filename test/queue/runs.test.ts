@@ -1,7 +1,8 @@
 /**
  * A connection's queue runs (graphile-worker jobs in a named queue of the connection's, so one
  * at a time): a run asked for while one is under way starts as soon as that one ends, not at the
- * worker's next poll (migration 020), and a run that leaves nothing queued asks for no next one.
+ * worker's next poll (a trigger: src/db/functions/20_mailroom_announce_released_job_queue.sql),
+ * and a run that leaves nothing queued asks for no next one.
  */
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../support/app.ts'
