@@ -128,7 +128,7 @@ describe('the access log and request ids', () => {
     })
     sender.sink.setBehaviour({ rejectData: undefined })
     const success = await until(
-      () => since(from).find((l) => typeof l.msg === 'string' && l.msg.startsWith('sent after')),
+      () => since(from).find((l) => typeof l.msg === 'string' && l.msg.startsWith('sent at attempt 2,')),
       'the success after a retry',
     )
     expect(success).toMatchObject({
