@@ -5,7 +5,7 @@ import { invalidInput } from '../errors.ts'
 import { sessionCookie } from './cookies.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refused } from './errors.tsx'
-import { readForm } from './forms.ts'
+import { readForm } from './form-fields.ts'
 import { PostForm, page, type Refusal } from './layout.tsx'
 
 const PAGE = '/dashboard/account'

@@ -16,7 +16,7 @@ import { ConfirmLink, confirmPage } from './confirm.tsx'
 import { ConnectionStatus } from './connection-status.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
-import { type Form, readForm, wholeNumber } from './forms.ts'
+import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 

@@ -12,7 +12,7 @@ import {
 import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
-import { type Form, readForm, wholeNumber } from './forms.ts'
+import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 import { ConnectionChoice, formSnippet, PublicAddress } from './snippets.tsx'

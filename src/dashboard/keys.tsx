@@ -6,7 +6,7 @@ import { type ApiKey, createKey, listKeys, revokeKey, rotateKey, scopeKey } from
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
-import { type Form, readForm, wholeNumber } from './forms.ts'
+import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 

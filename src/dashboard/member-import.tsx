@@ -8,7 +8,7 @@ import { AppError } from '../errors.ts'
 import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refused } from './errors.tsx'
-import { type Form, readForm } from './forms.ts'
+import { type Form, readForm } from './form-fields.ts'
 import type { Refusal } from './layout.tsx'
 import { idParam } from './params.ts'
 

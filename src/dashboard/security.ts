@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { createMiddleware } from 'hono/factory'
 import { AppError } from '../errors.ts'
 import type { DashboardContext, DashboardEnv } from './env.ts'
-import { readForm } from './forms.ts'
+import { readForm } from './form-fields.ts'
 
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
 

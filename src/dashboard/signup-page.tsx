@@ -1,7 +1,7 @@
 import type { ConnectionView } from '../connections/connections.ts'
 import type { SignupPage, SignupPageSettings } from '../signups/signup-pages.ts'
-import type { Form } from './forms.ts'
-import { wholeNumber } from './forms.ts'
+import type { Form } from './form-fields.ts'
+import { wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm } from './layout.tsx'
 import { ConnectionChoice, PublicAddress, signupSnippet } from './snippets.tsx'
 

@@ -12,9 +12,9 @@ import {
 } from '../templates/templates.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
-import { type Form, readForm, validated } from './forms.ts'
+import { type Form, readForm, validated } from './form-fields.ts'
+import { HtmlPreview } from './html-preview.tsx'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
-import { HtmlPreview } from './outbox-record.tsx'
 import { idParam } from './params.ts'
 
 const LIST = '/dashboard/templates'

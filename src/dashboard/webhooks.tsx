@@ -17,7 +17,7 @@ import {
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
-import { type Form, readForm } from './forms.ts'
+import { type Form, readForm } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
 
