@@ -1,9 +1,10 @@
-import { type DayActivity, dailyActivity, sentToday } from '../db/outbox-browsing.ts'
+import { dailyActivity, sentToday } from '../db/outbox-browsing.ts'
+import type { DayActivity } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { dailyUnitsUsed, type QuotaUse, quotaUse } from '../db/usage.ts'
 import { PLAN_LIMITS, type Plan } from '../plans.ts'
 
-export type { DayActivity, QuotaUse }
+export type { QuotaUse }
 
 /** The chart's span. */
 const CHART_DAYS = 30

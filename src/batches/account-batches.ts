@@ -1,10 +1,11 @@
 import { requireFeature } from '../accounts/features.ts'
-import { batchPage, type FailedRecipient, failedRecipients as failedRecipientRows } from '../db/batches.ts'
+import { batchPage, failedRecipients as failedRecipientRows } from '../db/batches.ts'
+import type { FailedRecipient } from '../db/outbox-types.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Plan } from '../plans.ts'
 import { asBatch, type Batch, deleteBatch, getBatch, retryBatch } from './batches.ts'
 
-export type { Batch, FailedRecipient }
+export type { Batch }
 
 /** Batches and failed recipients on one page of the dashboard. */
 export const BATCH_PAGE_SIZE = 25

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import type { BatchRequestSchema } from '../generated/routes.ts'
+import { firstOfEach } from '../sending/recipients.ts'
 
 export type BatchRequest = z.infer<typeof BatchRequestSchema>
 
@@ -52,17 +53,6 @@ export function checkBatchMode(body: BatchRequest): void {
   if (issues.length) throw invalidInput(issues)
 }
 
-/** The first spelling of each address, compared case-insensitively, in request order. */
-export function uniqueAddresses(addresses: string[]): string[] {
-  const seen = new Set<string>()
-  return addresses.filter((address) => {
-    const key = address.toLowerCase()
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
-}
-
 /**
  * The batch limits on a body as sent, before any address or email is checked (the rulings'
  * "Bounds": count limits first): more than MAX_BATCH_SIZE `emails`, or unique `recipients`
@@ -75,13 +65,10 @@ export function checkBatchCounts(body: unknown): unknown {
   const { emails, recipients } = body as Record<string, unknown>
   if (Array.isArray(emails)) checkBatchSize('emails', emails.length)
   if (!Array.isArray(recipients)) return body
-  const seen = new Set<unknown>()
-  const unique = recipients.filter((item) => {
-    const key = typeof item === 'string' ? item.toLowerCase() : {}
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
+  // Anything but a string is a key of its own: counted, never taken for another.
+  const unique = firstOfEach(recipients as unknown[], (item) =>
+    typeof item === 'string' ? item.toLowerCase() : {},
+  )
   checkBatchSize('recipients', unique.length)
   return recipients.length > MAX_BATCH_SIZE ? { ...body, recipients: unique } : body
 }

@@ -6,7 +6,6 @@ import {
   type BatchRow,
   batchById,
   deleteBatchRow,
-  type FailedRecipient,
   failedRecipients,
   insertBatch,
   insertBatchContent,
@@ -16,7 +15,7 @@ import {
 } from '../db/batches.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
-import type { RetriedBy } from '../db/outbox-types.ts'
+import type { FailedRecipient, RetriedBy } from '../db/outbox-types.ts'
 import { enqueueMessages, type QueuedMessage } from '../db/queue.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { templateContent } from '../db/templates.ts'
@@ -25,8 +24,9 @@ import type { BatchSchema } from '../generated/routes.ts'
 import type { Caller } from '../keys/caller.ts'
 import { currentRequestId } from '../log.ts'
 import { newMessageId } from '../sending/outbox.ts'
+import { uniqueAddresses } from '../sending/recipients.ts'
 import { compileContent, type MessageContent } from '../templates/placeholders.ts'
-import { type BatchRequest, checkBatchMode, checkBatchSize, uniqueAddresses } from './batch-request.ts'
+import { type BatchRequest, checkBatchMode, checkBatchSize } from './batch-request.ts'
 
 /** A batch exactly as the contract shows it. */
 export type Batch = z.infer<typeof BatchSchema>

@@ -23,8 +23,8 @@ const PAUSE_RULE: PauseRule = { failuresBeforePause: 5, firstPauseMinutes: 15, l
 /** How often a connection whose server is out of reach is asked whether it answers again. */
 export const PROBE_INTERVAL_MS = 60_000
 
-// A delivered message clears the failure count and the pause streak: see settleAttempt in
-// src/db/outbox.ts, which does it in the same statement that records the delivery.
+// A delivered message clears the failure count and the pause streak: see settleAttempts in
+// src/db/outbox-records.ts, which does it in the same statement that records the delivery.
 
 /**
  * Counts a failure that speaks for the whole connection: push-back (421, a 4xx to MAIL FROM or

@@ -3,13 +3,13 @@ import {
   type Batch,
   type BatchOwner,
   deleteOwnBatch,
-  type FailedRecipient,
   failedRecipients,
   listBatches,
   ownBatch,
   retryFailures,
 } from '../batches/account-batches.ts'
 import { isStorableId } from '../db/ids.ts'
+import type { FailedRecipient } from '../db/outbox-types.ts'
 import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'

@@ -1,4 +1,5 @@
-import { accountOverview, type DayActivity, type QuotaUse } from '../accounts/overview.ts'
+import { accountOverview, type QuotaUse } from '../accounts/overview.ts'
+import type { DayActivity } from '../db/outbox-types.ts'
 import type { Dashboard } from './env.ts'
 import { page, Table, When } from './layout.tsx'
 

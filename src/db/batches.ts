@@ -2,7 +2,7 @@ import type { Plan } from '../plans.ts'
 import { type MemberLinkSigning, memberLink } from './audiences.ts'
 import { expansionRunComing, expansionRunRequest, queueRunRequest } from './jobs.ts'
 import { batchEndEvent, CONNECTION_DELETED, EVENT_COLUMNS, emailEvents } from './outbox-records.ts'
-import type { BatchContent, RetriedBy } from './outbox-types.ts'
+import type { BatchContent, FailedRecipient, RetriedBy } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 import { BATCH_CONTENT_KEY, eventsRecorded, recordedEvents } from './webhooks.ts'
 
@@ -298,14 +298,6 @@ export function batchProgress(db: Db) {
            coalesce(bool_or(status <> 'queued' or attempts > 0), false) as started,
            max(updated_at) as last_change
     from outbox where batch_id = b.id`
-}
-
-export interface FailedRecipient {
-  outbox_id: number
-  email: string
-  error: string | null
-  attempts: number
-  updated_at: string
 }
 
 /** A batch's failed recipients in the order they were queued; a page of them (after `after`) when asked. */

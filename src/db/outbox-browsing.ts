@@ -1,5 +1,5 @@
 import { OUTBOX_COLUMNS } from './outbox-records.ts'
-import type { OutboxDetail, OutboxFilter, OutboxRecord, StoredRecord } from './outbox-types.ts'
+import type { DayActivity, OutboxDetail, OutboxFilter, OutboxRecord, StoredRecord } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 
 /**
@@ -110,13 +110,6 @@ export async function sentToday(db: Db, accountId: number): Promise<number> {
       and created_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC' - interval '1 day'
       and sent_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC'`
   return row?.sent ?? 0
-}
-
-export interface DayActivity {
-  /** YYYY-MM-DD, UTC. */
-  day: string
-  sent: number
-  failed: number
 }
 
 /**

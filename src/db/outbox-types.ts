@@ -159,3 +159,20 @@ export type HistoryEvent =
 
 /** Who queued failed mail again: the account's owner on the dashboard, or the operator command. */
 export type RetriedBy = 'dashboard' | 'operator'
+
+/** A batch recipient whose record failed. */
+export interface FailedRecipient {
+  outbox_id: number
+  email: string
+  error: string | null
+  attempts: number
+  updated_at: string
+}
+
+/** Sent and failed messages of one UTC day. */
+export interface DayActivity {
+  /** YYYY-MM-DD, UTC. */
+  day: string
+  sent: number
+  failed: number
+}

@@ -4,12 +4,12 @@ import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { throughConnectionFaults } from '../db/driver-faults.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
-import type { AttemptSettlement, Settlement } from '../db/outbox-types.ts'
+import type { AttemptSettlement, Reservation, Settlement } from '../db/outbox-types.ts'
 import { type ClaimedMessage, claimDue, unclaim } from '../db/queue.ts'
 import { Rounds } from '../db/rounds.ts'
 import type { Db } from '../db/sql.ts'
 import { withRequestId } from '../log.ts'
-import { type Reservation, release, sendingLimits } from '../quota/reservations.ts'
+import { recordGivingBack, sendingLimits } from '../quota/reservations.ts'
 import {
   attemptLine,
   type Delivery,
@@ -18,6 +18,7 @@ import {
   type SendContext,
 } from '../sending/deliver.ts'
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
+import { sendRounds } from '../sending/send-rounds.ts'
 import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import { counted } from '../wording.ts'
 import type { BatchContents } from './batch-contents.ts'
@@ -57,9 +58,10 @@ export type LaneTurn = Exclude<QueuedClaim, { kind: 'claimed' }> | { kind: 'mess
 export type Settle = (attempt: AttemptSettlement) => Promise<void>
 
 /**
- * The claims and settlements of one queue run's lanes, in rounds (src/db/rounds.ts): one
- * claim for every lane waiting for a message (none claimed for a lane not waiting, so that a run
- * that stops leaves none claimed and unsent), and one statement for the outcomes ready together.
+ * The claims of one queue run's lanes, in rounds (src/db/rounds.ts): one claim for every lane
+ * waiting for a message (none claimed for a lane not waiting, so that a run that stops leaves
+ * none claimed and unsent). Their outcomes are settled with the others of the connection then
+ * ready, POST /send's among them, one statement for those ready together (sendRounds).
  */
 export function laneRounds(
   context: SendContext,
@@ -75,11 +77,9 @@ export function laneRounds(
       return claimed ? { kind: 'message', claimed } : { kind: 'idle' }
     })
   })
-  const settlements = new Rounds<AttemptSettlement, void>(async (attempts) => {
-    await throughConnectionFaults(() => settleAttempts(context.sql, connection.id, attempts), RECORD_RETRY_MS)
-    return []
-  })
-  return { next: () => claims.do(undefined), settle: (attempt) => settlements.do(attempt) }
+  const settle: Settle = (attempt) =>
+    throughConnectionFaults(() => sendRounds(context.sql).settle(connection.id, attempt), RECORD_RETRY_MS)
+  return { next: () => claims.do(undefined), settle }
 }
 
 /**
@@ -120,17 +120,13 @@ export async function claimQueued(
   } catch (error) {
     // A batch's content could not be read: the messages go back to the queue with their units,
     // as if never claimed; with the database out of reach, the sweep puts them back instead.
-    await context.sql
-      .begin((tx) =>
-        Promise.all([
-          unclaim(
-            tx,
-            messages.map((m) => m.id),
-          ),
-          ...reservations.map((r) => release(tx, accountId, connection.id, r)),
-        ]),
-      )
-      .catch(() => {})
+    const units = { accountId, connectionId: connection.id, reservations }
+    await recordGivingBack(context.sql, units, (tx) => [
+      unclaim(
+        tx,
+        messages.map((m) => m.id),
+      ),
+    ]).catch(() => {})
     for (const { id } of messages) claimant.messages.letGo(id)
     throw error
   }
@@ -231,16 +227,18 @@ async function sendClaimed(
     }
   }
   if (spent && !holds) return { kind: 'handled', recorded: settle(attempt).then(countOutcome) }
+  const units = {
+    accountId: connection.account_id,
+    connectionId: connection.id,
+    reservations: spent ? [] : [reservation],
+  }
   await throughConnectionFaults(
     () =>
-      context.sql.begin((tx) =>
-        Promise.all([
-          settleAttempts(tx, connection.id, [attempt]),
-          holds ? holdQueue(tx, connection.id, settlement.delayMs) : undefined,
-          outage ? waitForAnswer(tx, connection.id, failureWait) : undefined,
-          spent ? undefined : release(tx, connection.account_id, connection.id, reservation),
-        ]),
-      ),
+      recordGivingBack(context.sql, units, (tx) => [
+        settleAttempts(tx, connection.id, [attempt]),
+        ...(holds ? [holdQueue(tx, connection.id, settlement.delayMs)] : []),
+        ...(outage ? [waitForAnswer(tx, connection.id, failureWait)] : []),
+      ]),
     RECORD_RETRY_MS,
   )
   countOutcome()

@@ -1,20 +1,24 @@
 import type { SendingConnection } from '../db/connections.ts'
 import type { Reservation } from '../db/outbox-types.ts'
-import type { Db } from '../db/sql.ts'
+import type { Db, Sql } from '../db/sql.ts'
 import { giveBack, type Limits } from '../db/usage.ts'
 import { PLAN_LIMITS, type Plan } from '../plans.ts'
 import { bucketCapacity } from './pacing.ts'
 
-export type { Reservation }
-
-/** Gives back what a send reserved when nothing was sent. */
-export function release(
-  db: Db,
-  accountId: number,
-  connectionId: number,
-  reservation: Reservation,
+/**
+ * What `record` writes and the give-back of the units `reservations` took through the
+ * connection, in one transaction: what ends an attempt (its settlement, or its claim undone) is
+ * recorded if and only if its units are given back. The one way units go back.
+ */
+export async function recordGivingBack(
+  sql: Sql,
+  units: { accountId: number; connectionId: number; reservations: Reservation[] },
+  record: (tx: Db) => Promise<unknown>[],
 ): Promise<void> {
-  return giveBack(db, accountId, connectionId, reservation)
+  const { accountId, connectionId, reservations } = units
+  await sql.begin((tx) =>
+    Promise.all([...record(tx), ...reservations.map((r) => giveBack(tx, accountId, connectionId, r))]),
+  )
 }
 
 /** The limits a send through `connection` counts against. */

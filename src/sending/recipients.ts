@@ -5,15 +5,29 @@ import type { RecipientOutcome } from '../smtp/outcome.ts'
  * and how the outcome reads for a person.
  */
 
-/** Every recipient of a message once (compared case-insensitively, first spelling kept): its envelope. */
-export function envelopeOf(message: { to: string[]; cc: string[]; bcc: string[] }): string[] {
-  const seen = new Set<string>()
-  return [...message.to, ...message.cc, ...message.bcc].filter((address) => {
-    const key = address.toLowerCase()
-    if (seen.has(key)) return false
-    seen.add(key)
+/** The first of the items that `key` takes for the same, in their order. */
+export function firstOfEach<T>(items: readonly T[], key: (item: T) => unknown): T[] {
+  const seen = new Set<unknown>()
+  return items.filter((item) => {
+    const k = key(item)
+    if (seen.has(k)) return false
+    seen.add(k)
     return true
   })
+}
+
+/**
+ * The first spelling of each address, compared case-insensitively, in their order. Audience
+ * members are de-duplicated in their statement instead, as their index compares them
+ * (docs/architecture.md).
+ */
+export function uniqueAddresses(addresses: readonly string[]): string[] {
+  return firstOfEach(addresses, (address) => address.toLowerCase())
+}
+
+/** Every recipient of a message once: its envelope. */
+export function envelopeOf(message: { to: string[]; cc: string[]; bcc: string[] }): string[] {
+  return uniqueAddresses([...message.to, ...message.cc, ...message.bcc])
 }
 
 /** Who an attempt goes to: everyone at first, then those still deferred. */

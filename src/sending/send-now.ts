@@ -9,7 +9,7 @@ import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { CallerClaim } from '../keys/claim.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
-import { release } from '../quota/reservations.ts'
+import { recordGivingBack } from '../quota/reservations.ts'
 import { claimAndReserve, type RecordAttempt } from '../quota/send-reservation.ts'
 import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
@@ -111,20 +111,18 @@ export async function sendNow(
     outcome.pushback !== undefined ||
     (outcome.unreachable === undefined && outcome.recipients.every((r) => r.status === 'deferred'))
   const reason = outcome.pushback ?? error ?? 'The SMTP server did not take the message'
-  // One transaction: the failure is recorded if and only if the units are given back.
-  await sql.begin((tx) =>
-    Promise.all([
-      settleAttempts(tx, connection.id, [
-        {
-          id: attempt.id,
-          line,
-          recipients: outcome.recipients,
-          settlement: { status: 'failed', error: reason, releaseKey: wait },
-        },
-      ]),
-      release(tx, caller.accountId, connection.id, attempt.reservation),
-    ]),
-  )
+  const failed = {
+    id: attempt.id,
+    line,
+    recipients: outcome.recipients,
+    settlement: { status: 'failed', error: reason, releaseKey: wait },
+  } as const
+  const units = {
+    accountId: caller.accountId,
+    connectionId: connection.id,
+    reservations: [attempt.reservation],
+  }
+  await recordGivingBack(sql, units, (tx) => [settleAttempts(tx, connection.id, [failed])])
   context.metrics.email('failed', connection.id)
   if (wait) {
     throw new LimitReached(PUSHBACK_RETRY_AFTER_SECONDS * 1000, 'RATE_LIMITED', waitText(outcome, reason), {

@@ -16,8 +16,9 @@ import type { Vouch } from '../db/vouch.ts'
 /**
  * The statements of concurrent POST /sends and /enqueues through one connection, in rounds per
  * connection (src/db/rounds.ts): requests that reach the database together claim their attempts
- * (or queue their mail) together, and those their SMTP sessions finish together are recorded
- * together, one statement for a round rather than one a request.
+ * (or queue their mail) together, and the attempts their SMTP sessions finish together (a queue
+ * run's lanes' as well) are recorded together, one statement for a round rather than one a
+ * request.
  */
 export interface SendRounds {
   /** What a request finds (see sendFindings), looked up with whatever other requests then ask. */
@@ -27,7 +28,10 @@ export interface SendRounds {
    * they came.
    */
   attempt(attempt: AttemptToRecord): Promise<SendAttempt>
-  /** Records a delivered attempt's outcome with the others of its connection then ready. */
+  /**
+   * Records an attempt's outcome with the others of its connection then ready: POST /send's
+   * delivered ones, and those of the connection's queue runs that give back no units.
+   */
   settle(connectionId: number, attempt: AttemptSettlement): Promise<void>
   /**
    * Queues a message with the others of its connection then waiting (see enqueueVouched):
