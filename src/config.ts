@@ -15,7 +15,7 @@ export interface Config {
   dataDir: string
   /**
    * MAILROOM_DATA_DIR was not set: when the `postgres` user cannot reach the default, the
-   * embedded database moves to a place it can (the rulings, "Names and operator interface").
+   * embedded database moves to a place it can (docs/decisions.md, "Names and settings").
    */
   dataDirIsDefault: boolean
   /** Unset with the embedded database: generated once and kept in `dataDir`. */

@@ -30,7 +30,7 @@ export type { ConnectionView }
 /** The only ports a connection may use: 465 with TLS, 587 and 2525 with STARTTLS. */
 const SMTP_PORTS: readonly SmtpPort[] = [465, 587, 2525]
 const DEFAULT_RATE = 60
-/** A thousand a second: the rulings' ceiling for one connection. */
+/** A thousand a second: the highest rate a connection may have. */
 const MAX_RATE = 60_000
 
 /** What managing connections needs: the database, the key that seals passwords, and the SMTP host policy. */

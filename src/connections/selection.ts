@@ -12,8 +12,9 @@ export type SendMode = 'now' | 'queued'
 type Chooser = Pick<Caller, 'accountId' | 'connectionId'>
 
 /**
- * Chooses the connection a send goes through, with the rulings' order and errors: a key scoped
- * to a connection wins; otherwise `from` (case-insensitive); otherwise the default connection.
+ * Chooses the connection a send goes through, with the contract's order and errors
+ * (docs/decisions.md, "Connection selection"): a key scoped to a connection wins; otherwise
+ * `from` (case-insensitive); otherwise the default connection.
  */
 export async function selectConnection(
   db: Db,
@@ -24,14 +25,14 @@ export async function selectConnection(
   return chosenConnection(caller, from, await connectionNamed(db, connectionRef(caller, from)), mode)
 }
 
-/** The connection the rulings' order looks at: the key's scope, else `from`, else the default. */
+/** The connection the selection order looks at: the key's scope, else `from`, else the default. */
 export function connectionRef(caller: Chooser, from: string | undefined): ConnectionRef {
   if (caller.connectionId !== null) return { id: caller.connectionId }
   if (from !== undefined) return { accountId: caller.accountId, address: from }
   return { accountId: caller.accountId }
 }
 
-/** `found`, the connection `connectionRef` named (if it exists), or the rulings' refusal. */
+/** `found`, the connection `connectionRef` named (if it exists), or the refusal the contract gives. */
 export function chosenConnection(
   caller: Chooser,
   from: string | undefined,

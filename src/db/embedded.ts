@@ -33,8 +33,8 @@ const DATABASE = 'mailroom'
  * Where the embedded database lives. As root, PostgreSQL runs as the `postgres` user, which
  * must enter the data dir: when the default (`./.mailroom`) lies under a directory closed to
  * it, as in a checkout under `/root`, the default moves to PUBLIC_ROOT, under a name of the
- * checkout's own (the rulings). A data dir the operator chose is never moved: they are told why
- * it cannot be used.
+ * checkout's own (docs/decisions.md, "Names and settings"). A data dir the operator chose is
+ * never moved: they are told why it cannot be used.
  */
 export async function embeddedDataDir(
   dataDir: string,

@@ -189,7 +189,7 @@ export async function settleInterrupted(
   return row
 }
 
-/** Said of mail whose connection was deleted while it waited (the rulings' wording). */
+/** Said of mail whose connection was deleted while it waited (docs/decisions.md, "Connection selection"). */
 export const CONNECTION_DELETED = 'connection deleted'
 
 /** Sent and failed records past their plan's retention, except those of a batch that still exists. */

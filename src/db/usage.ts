@@ -21,7 +21,7 @@ export interface UnitsWhere {
   quotaWindow: Date | null
 }
 
-/** A limit that allows no message now: the first in the rulings' order. */
+/** A limit that allows no message now: the first in the order daily limit, quota, pacing. */
 export interface LimitRefusal {
   refused: 'daily' | 'quota' | 'pacing'
   /** The limit's count (daily and quota). */

@@ -10,7 +10,7 @@ import { interruption } from '../net/request-guard.ts'
 import { wholeSeconds } from '../quota/limit-reached.ts'
 import type { AppEnv } from './env.ts'
 
-/** A validation body lists at most this many issues (the rulings' "Bounds"). */
+/** A validation body lists at most this many issues (docs/decisions.md, "Limits on every request"). */
 export const MAX_REPORTED_ISSUES = 100
 
 /**

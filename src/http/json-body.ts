@@ -8,7 +8,7 @@ import { LARGE_BODY_CHARS, takeTurn } from './body-turns.ts'
 import type { AppEnv } from './env.ts'
 import { type JsonTextBounds, JsonTextCounter, type JsonTextExcess } from './json-text.ts'
 
-/** A JSON body deeper than this answers the validation body (the rulings' "Bounds"). */
+/** A JSON body deeper than this answers the validation body (docs/decisions.md, "Bounds and bad input"). */
 export const MAX_JSON_DEPTH = 64
 
 /**
@@ -26,7 +26,8 @@ export const SMALL_JSON_BODY_BYTES = 64 * 1024
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i
 /**
  * What a route checks of its body as sent, before the generated validator looks at any item:
- * the count limits (rulings, "Bounds"). It may return the body the validator is to see instead.
+ * the count limits (docs/decisions.md, "Limits on every request"). It may return the body the
+ * validator is to see instead.
  */
 export type BodyPrecheck = (body: unknown) => unknown
 

@@ -10,7 +10,7 @@ export type RecordAttempt = (attempt: AttemptToRecord) => Promise<SendAttempt>
 
 /**
  * POST /send's attempt claimed under its idempotency key, and its units of the plan's daily
- * limit, the connection's quota and pacing reserved, by `record` in the rulings' order: the
+ * limit, the connection's quota and pacing reserved, by `record` in that order: the
  * first limit that refuses throws its LimitReached and leaves nothing taken and nothing
  * recorded, the key unused. `taken` when another request already holds the key, `stale` when
  * the attempt's vouch no longer holds (nothing taken either).

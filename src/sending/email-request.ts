@@ -30,10 +30,10 @@ const FIELDS = ['to', 'cc', 'bcc'] as const
 const QUOTED_ADDRESS = 254
 
 /**
- * The recipients of a body as sent, before any address is checked (the rulings' "Bounds": count
- * limits first): more than MAX_RECIPIENTS_PER_SEND across `to`, `cc` and `bcc` is
- * TOO_MANY_RECIPIENTS. The string form counts its comma-separated parts without splitting them;
- * fields of another type are left to validation. Returns the body unchanged.
+ * The recipients of a body as sent, before any address is checked (count limits come first:
+ * docs/decisions.md, "Limits on every request"): more than MAX_RECIPIENTS_PER_SEND across `to`,
+ * `cc` and `bcc` is TOO_MANY_RECIPIENTS. The string form counts its comma-separated parts without
+ * splitting them; fields of another type are left to validation. Returns the body unchanged.
  */
 export function checkRecipientCount(body: unknown): unknown {
   if (typeof body !== 'object' || body === null) return body

@@ -29,7 +29,8 @@ export interface AttemptOutcome {
   recipients: RecipientOutcome[]
   /**
    * The provider asked the whole connection to back off: 421 at any stage, a 4xx to MAIL FROM or
-   * to the message, or a quota reply (the rulings' list). Its reply.
+   * to the message, or a provider's quota reply (docs/decisions.md, "Quota, daily
+   * limit and pacing"). Its reply.
    */
   pushback?: string
   /** No session could be had (an unreachable server, failed TLS, a refused login). Nothing was tried. */

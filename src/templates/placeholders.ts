@@ -68,7 +68,7 @@ function valueText(vars: Record<string, unknown> | null, name: string): string {
   if (vars === null || !Object.hasOwn(vars, name)) return ''
   const value = vars[name]
   if (typeof value === 'string') return value
-  // The rulings: non-string values render as their JSON text, a JSON null as `null`.
+  // Non-string values render as their JSON text, a JSON null as `null` (docs/decisions.md, "Placeholders").
   if (value === undefined) return ''
   if (typeof value === 'bigint') return value.toString()
   return JSON.stringify(value) ?? ''
@@ -110,7 +110,7 @@ export const escapeHtml: Encode = (value) => {
   return last === 0 ? value : out + value.slice(last)
 }
 
-// A line break in a header value would start a new header: the rulings have CR and LF removed
+// A line break in a header value would start a new header: CR and LF are removed
 // from values inserted into the subject.
 const LINE_BREAK = /[\r\n]/
 const LINE_BREAKS = /[\r\n]+/g

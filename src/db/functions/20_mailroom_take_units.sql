@@ -1,4 +1,4 @@
--- Takes up to p_wanted units of every limit a send counts against, in the rulings' order (the
+-- Takes up to p_wanted units of every limit a send counts against, in the contract's order (the
 -- plan's daily limit, the connection's quota, its pacing bucket), in one statement: the queue
 -- claims several messages at a time, and each round trip saved is a send's worth of time. Every
 -- counter is read under its row lock, so that all processes sharing the database see one count.

@@ -2,7 +2,7 @@
 -- (a round: src/sending/send-rounds.ts), with the same outcome as one at a time in the order
 -- given: each claims its idempotency key by recording its attempt (a key an earlier one of the
 -- round took is refused as taken), then the units of every limit are taken for all of them at
--- once, in the rulings' order (mailroom_take_units, as the queue takes them); those the limits
+-- once, in the contract's order (mailroom_take_units, as the queue takes them); those the limits
 -- leave over are refused by the limit that ran out and, with their keys, not recorded. The key
 -- is claimed before any unit is taken, so that a concurrent request with the same key waits on
 -- the unique index and never sees a refusal caused by the message it duplicates. One

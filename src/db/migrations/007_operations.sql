@@ -1,4 +1,4 @@
--- One connection may send up to 1000 messages a second (the rulings: rate 1 to 60000 a minute).
+-- One connection may send up to 1000 messages a second (a rate of 1 to 60000 a minute).
 alter table connections drop constraint connections_rate_check;
 alter table connections add constraint connections_rate_check check (rate between 1 and 60000);
 
