@@ -19,7 +19,7 @@ export interface paths {
      *       (`400 TOO_MANY_RECIPIENTS`).
      *     - Placeholders such as `{{name}}` are sent literally.
      *     - Order of checks: authentication → `TOO_MANY_RECIPIENTS` (counted on the body as sent,
-     *       before any address is checked: the rulings' "Bounds") → body validation →
+     *       before any address is checked, so that a long list costs no validation) → body validation →
      *       idempotency → connection selection → plan daily limit (`DAILY_LIMIT_REACHED`) →
      *       connection quota (`QUOTA_EXCEEDED`) → pacing (`RATE_LIMITED`) → SMTP.
      *     - Connection selection: a scoped key wins, then `from`, then the default connection.
