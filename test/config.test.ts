@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.ts'
 
-describe('settings (rulings: names and operator interface)', () => {
+describe('settings', () => {
   it('needs none: every setting has a default', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,

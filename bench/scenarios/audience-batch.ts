@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type Bench, percentile, type Scenario } from '../support.ts'
 
-/** The audience's size: issue 12's 100,000 unless BENCH_AUDIENCE says (a loaded machine may not deliver that many in time). */
+/** The audience's size: 100,000 unless BENCH_AUDIENCE says (a loaded machine may not deliver that many in time). */
 const MEMBERS = Number(process.env.BENCH_AUDIENCE ?? 100_000)
 const HEALTH_EVERY_MS = 50
 
-/** Issue 12's targets for a batch to a large audience. */
+/** The targets for a batch to a large audience (docs/performance.md). */
 const TARGETS = { creationSeconds: 2, healthP99Ms: 50, peakRssMiB: 250 }
 
 /**

@@ -30,7 +30,7 @@ interface Kind {
 }
 
 /**
- * Issue 16: a sustained run of mixed traffic against the one connection. For SECONDS, clients
+ * A sustained run of mixed traffic against the one connection. For SECONDS, clients
  * of each kind make requests one after the other: POST /send, POST /enqueue, hosted form
  * submissions (urlencoded, as a browser posts them, from many loopback addresses so that the
  * per-address limit is not what is measured) and a signed-in owner reading the dashboard's outbox

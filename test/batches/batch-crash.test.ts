@@ -1,5 +1,5 @@
 /**
- * Crash safety of a batch (issue 5, rule 3; rulings: Delivery guarantees): `kill -9` of a real
+ * Crash safety of a batch (docs/decisions.md, "Delivery guarantees"): `kill -9` of a real
  * worker process in the middle of a 300-recipient batch loses nobody, a worker started afterwards
  * finishes it within a minute, and only a recipient whose message was in flight at the kill
  * (outcome unknown) may get it twice, with the same Message-ID both times.

@@ -1,7 +1,7 @@
 /**
  * A batch's recipients are stored at its creation and moved into the outbox by the worker in
- * chunks, a bounded distance ahead of delivery (issue 12: "expands its members inside PostgreSQL
- * or in bounded chunks; total_count is right at creation"). Whatever reads the batch stays right
+ * chunks, a bounded distance ahead of delivery (members
+ * are expanded inside PostgreSQL or in bounded chunks; total_count is right at creation). Whatever reads the batch stays right
  * while some recipients are not yet in the outbox: its counts and status, its end event, a
  * deletion of its connection, retention; and a worker killed mid-expansion, or two expansions at
  * once, lose and duplicate nobody.

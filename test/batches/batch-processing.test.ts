@@ -1,7 +1,7 @@
 /**
- * Contract tests for batch processing with a worker against real TLS SMTP sinks (issue 5, rules
- * 3, 5 and 6; spec: Batch, States and transitions, DELETE /batches/{id}; rulings: Batches,
- * Quota/pacing, Delivery guarantees; operator-cli: `batch failures`, `batch retry`).
+ * Contract tests for batch processing with a worker against real TLS SMTP sinks (states,
+ * DELETE /batches/{id}, quota and pacing, delivery guarantees, and `mailroom batch failures`
+ * and `batch retry`).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -316,8 +316,8 @@ describe('limits make a batch wait, never fail it', () => {
       expect(s.sink.messages).toHaveLength(sent)
       await sleep(100)
     }
-    // The provider takes mail again; repeated push-back may have paused the connection (rulings:
-    // paused connections), which an operator ends.
+    // The provider takes mail again; repeated push-back may have paused the connection ("Pauses"
+    // in docs/decisions.md), which an operator ends.
     s.sink.setBehaviour({ throttleAfter: undefined })
     await resumeConnection(app.services.sql, s.connectionId)
     expect(await waitForBatchEnd(app, s.key, id)).toMatchObject({

@@ -1,7 +1,7 @@
 /**
  * Contract tests for POST /send/batch, GET /batches/{id} and DELETE /batches/{id} as seen without
- * a worker (issue 5, rules 2 and 5; spec: Batch request, Batch created response, Batch, Errors,
- * Limits; rulings: Batches, connection selection for batches). Nothing is sent here: every batch
+ * a worker (docs/decisions.md,
+ * "Batch states and modes", "Connection selection"). Nothing is sent here: every batch
  * stays `pending`.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -328,7 +328,7 @@ describe('POST /send/batch: audiences and saved templates', () => {
   })
 })
 
-describe('POST /send/batch: connection selection (rulings, /enqueue-batches column)', () => {
+describe('POST /send/batch: connection selection (paused connections accept the batch)', () => {
   const body = { template: inline, recipients: ['c@example.com'] }
 
   it('NO_CONNECTION for an account without connections', async () => {

@@ -1,7 +1,7 @@
 /**
  * A batch stores its content once and copies its audience inside PostgreSQL, then moves it into
- * the outbox in chunks (issue 12, findings 1 and 2; rulings: Bounds). Each message is rendered when it is sent, and the outbox shows
- * exactly what was sent. Both tests fail on the old path, which rendered every recipient's copy
+ * the outbox in chunks (docs/decisions.md, "Limits on every request"). Each message is rendered
+ * when it is sent, and the outbox shows exactly what was sent. Both tests fail on the old path, which rendered every recipient's copy
  * in the process and queued them as one JSON parameter: past 512 MiB of text, postgres.js fails
  * with `RangeError: Invalid string length` and the batch answers 500.
  */
@@ -54,13 +54,13 @@ async function storedBytes(batchId: number, accountId: number) {
   return { records, contents }
 }
 
-describe('finding 1: a large template in a 1000-recipient batch', () => {
+describe('a large template in a 1000-recipient batch', () => {
   it('stores the body once: each record is its recipient (and payload), not a copy of the body', {
     timeout: 120_000,
   }, async () => {
     // Three an hour: a few messages go (and can be compared with the outbox), the rest wait.
     const s = await startSender(app, 'big-template', { plan: 'pro', quota: { quota: 3, per: 'hour' } })
-    // Just under the 512 KiB a body may have (rulings, Bounds).
+    // Just under the 512 KiB a body may have (docs/limits.md).
     const html = `<p>Hello {{first_name}}</p>${'<p>news</p>'.repeat(47_000)}`
     const reply = await postBatch(app, s.key, {
       template: { subject: 'Big {{first_name}}', html_body: html },
@@ -97,7 +97,7 @@ describe('finding 1: a large template in a 1000-recipient batch', () => {
   })
 })
 
-describe('finding 2: a batch to a large audience', () => {
+describe('a batch to a large audience', () => {
   const MEMBERS = 20_000
   // 16 KB per payload, placed in both bodies: the old path would queue 640 MB of rendered text.
   const NOTE = 16_000

@@ -1,5 +1,5 @@
 /**
- * Placeholders end to end (issue 5, rule 4; spec: Placeholders; rulings: Batches, Security): what
+ * Placeholders end to end (docs/decisions.md, "Placeholders"): what
  * members of an audience actually receive through a real TLS SMTP sink, decoded from whatever
  * transfer encoding nodemailer chose, and what `recipients` and `emails` batches receive.
  */

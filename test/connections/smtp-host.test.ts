@@ -25,7 +25,7 @@ const REFUSED = [
   '::ffff:10.0.0.1',
   '::ffff:a9fe:a9fe', // 169.254.169.254, hex form
   '64:ff9b::192.168.0.1',
-  // Issue 12, finding 9: IPv6 forms that lead to private IPv4 addresses.
+  // IPv6 forms that lead to private IPv4 addresses.
   '64:ff9b:1::a00:1', // local-use NAT64 (RFC 8215)
   '::ffff:0:a00:1', // SIIT (RFC 6145) to 10.0.0.1
   '::ffff:0:7f00:1', // SIIT to 127.0.0.1

@@ -254,7 +254,7 @@ describe('classifySmtpError on real replies', () => {
     expect(smtpReason(atConnect)).toMatch(/^421 /)
   })
 
-  it('a command line too long for the server refuses this message, it is not push-back (issue 12, finding 6)', async () => {
+  it('a command line too long for the server refuses this message, it is not push-back', async () => {
     const s = await sink({ port: 2525 })
     const to = `${'a'.repeat(20_000)}@example.com`
     const error = await failure(send(s.login, undefined, to))

@@ -1,5 +1,5 @@
 /**
- * The dashboard's Webhooks page (issue 15, webhooks): add an endpoint (its secret shown once),
+ * The dashboard's Webhooks page: add an endpoint (its secret shown once),
  * change its events, disable and enable it, rotate the secret, see its recent deliveries with
  * status and answer, send one again (same webhook-id), delete it; another account's endpoint
  * answers 404.

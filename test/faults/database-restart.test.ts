@@ -1,5 +1,5 @@
 /**
- * Issue 16, faults: PostgreSQL stopped and started again under load. While it is gone the API
+ * PostgreSQL stopped and started again under load. While it is gone the API
  * answers 500 INTERNAL_ERROR (the catalog's body, no internals) and `/health` fails; once it is
  * back the service and its worker recover by themselves, with no restart of Mailroom, and every
  * email that was accepted (a 200 from /send or /enqueue) reaches the SMTP server, none twice.

@@ -1,9 +1,9 @@
 /**
- * Issue 16, item 1: Mailroom scaled out. Two API processes (`mailroom start --no-worker`) and two
+ * Mailroom scaled out. Two API processes (`mailroom start --no-worker`) and two
  * worker processes (`mailroom start --worker-only`) share one PostgreSQL, and /send, /enqueue, a
  * batch and hosted-form submissions go through both APIs at once, against connections with small
- * quotas and rates and a Free account at its daily limit. The rulings ("Quota, daily limit and
- * pacing"; "Delivery guarantees") say that the processes together never exceed a quota, a daily
+ * quotas and rates and a Free account at its daily limit. docs/decisions.md ("Quota, daily limit and
+ * pacing"; "Delivery guarantees") says that the processes together never exceed a quota, a daily
  * limit or a rate, and that nothing accepted is lost or sent twice. The SMTP sinks are the judges:
  * their arrivals are counted per fixed UTC window, every accepted email arrived exactly once or is
  * still queued for the next window, and no Message-ID arrived twice.
@@ -169,7 +169,7 @@ function perWindow(arrivals: number[], windowMs: number, offsetMs: number): Map<
   return counts
 }
 
-/** The rulings' bucket: one second of sending, never fewer than min(rate, 10) tokens. */
+/** The pacing bucket: one second of sending, never fewer than min(rate, 10) tokens. */
 function bucketCapacity(rate: number): number {
   return Math.min(rate, Math.max(10, Math.ceil(rate / 60)))
 }

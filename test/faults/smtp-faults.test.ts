@@ -1,17 +1,17 @@
 /**
- * Issue 16, faults: an SMTP server misbehaving in every way the issue lists, one row each. For
+ * An SMTP server misbehaving in every way one can, one row each. For
  * every fault the same account sends one message with POST /send and one with POST /enqueue
  * while the server misbehaves:
  * - /send answers a documented body only (429 RATE_LIMITED with Retry-After for provider
- *   push-back, 500 INTERNAL_ERROR with the server's reason otherwise; rulings, "Quota, daily
- *   limit and pacing"), on one line, with no stack trace or file of ours in it;
+ *   push-back, 500 INTERNAL_ERROR with the server's reason otherwise; docs/decisions.md, "Quota,
+ *   daily limit and pacing"), on one line, with no stack trace or file of ours in it;
  * - the queued message is queued again for later (`next_attempt_at`), with the reason as its
  *   error, counted as push-back (which never fails it) or, the connection's server out of reach,
  *   as at most one transient failure (that of the attempt that found the outage: then a probe
  *   speaks for the connection), and its connection is not paused by one outage;
  * - once the server behaves again, the queued message is delivered exactly once; and where the
  *   outcome was unknown (the server took the whole message and the client never heard back) a
- *   second copy may arrive, with the same Message-ID (rulings, "Delivery guarantees").
+ *   second copy may arrive, with the same Message-ID (docs/decisions.md, "Delivery guarantees").
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { listConnections } from '../../src/connections/connections.ts'

@@ -1,6 +1,6 @@
 /**
- * Issue 16, faults: a worker process killed with SIGKILL at random moments, again and again
- * (rulings, "Delivery guarantees"). The real `mailroom start --worker-only` is started, killed
+ * A worker process killed with SIGKILL at random moments, again and again
+ * (docs/decisions.md, "Delivery guarantees"). The real `mailroom start --worker-only` is started, killed
  * 0.3 to 1.5 s after it starts handing mail to the SMTP server (seeded, so a failure can be run
  * again), and started again, five times; a last one is left running. Every queued message must
  * arrive, every record end `sent`, and a message may arrive twice only if it was in flight when a

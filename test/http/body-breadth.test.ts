@@ -1,5 +1,5 @@
 /**
- * The rulings' "Bounds": breadth is bounded as well as depth. A JSON body holding more keys and
+ * Breadth is bounded as well as depth. A JSON body holding more keys and
  * array elements than the service takes answers the validation body before it is parsed (what
  * follows the bound is never read: there it is not even JSON), and each operation has a body
  * limit that fits it. Each limit on both sides.

@@ -1,6 +1,6 @@
 /**
- * The rulings' "Bounds" and issue 12's findings 1 and 3 to 7: every request does bounded work and
- * gets a bounded answer; hostile bodies answer 4xx, never 500. Each limit on both sides.
+ * Every request does bounded work and gets a bounded answer (docs/decisions.md, "Limits on
+ * every request"); hostile bodies answer 4xx, never 500. Each limit on both sides.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../support/app.ts'
@@ -66,7 +66,7 @@ describe('addresses: at most 254 characters, local part at most 64', () => {
     }
   })
 
-  it('refuses a 20,000-character local part everywhere an address goes (finding 6), quoting it cut short', async () => {
+  it('refuses a 20,000-character local part everywhere an address goes, quoting it cut short', async () => {
     const huge = `${local(20_000)}@example.com`
     const send = await reply('/send', mail({ to: huge }), free.key)
     expect(send.status).toBe(400)
@@ -92,7 +92,7 @@ describe('addresses: at most 254 characters, local part at most 64', () => {
   })
 })
 
-describe('count limits come before the items are checked (finding 4)', () => {
+describe('count limits come before the items are checked', () => {
   it('answers TOO_MANY_RECIPIENTS for a million commas, small and at once', async () => {
     const answer = await reply('/send', mail({ cc: ','.repeat(1_000_000) }), free.key)
     expect(answer).toMatchObject({
@@ -177,7 +177,7 @@ describe('count limits come before the items are checked (finding 4)', () => {
   })
 })
 
-describe('JSON nesting (finding 3)', () => {
+describe('JSON nesting', () => {
   const operations: [string, string, string][] = [
     ['POST', '/send', 'to'],
     ['POST', '/enqueue', 'to'],
@@ -228,7 +228,7 @@ describe('JSON nesting (finding 3)', () => {
   })
 })
 
-describe('payloads: at most 16 KiB as JSON text and 32 levels (finding 5)', () => {
+describe('payloads: at most 16 KiB as JSON text and 32 levels', () => {
   /** A payload whose JSON text is exactly `bytes` long. */
   const payloadOf = (bytes: number) => ({ v: 'x'.repeat(bytes - '{"v":""}'.length) })
   const deepPayload = (levels: number) => {
@@ -273,7 +273,7 @@ describe('payloads: at most 16 KiB as JSON text and 32 levels (finding 5)', () =
   })
 })
 
-describe('sizes of subjects, bodies and names (finding 1)', () => {
+describe('sizes of subjects, bodies and names', () => {
   const BODY = 524_288
 
   it('takes a template body of 512 Ki characters and refuses one more, and 9 MB', async () => {
@@ -325,7 +325,7 @@ describe('sizes of subjects, bodies and names (finding 1)', () => {
   })
 })
 
-describe('text PostgreSQL cannot store (finding 7)', () => {
+describe('text PostgreSQL cannot store', () => {
   const LONE = 'x\ud800y'
 
   it('answers the validation body for a lone surrogate in a subject on /send, /enqueue and batches', async () => {

@@ -1,5 +1,5 @@
 /**
- * GET /v1/emails/{id} and GET /v1/emails (issue 15, "emails"): what became of an email, with
+ * GET /v1/emails/{id} and GET /v1/emails: what became of an email, with
  * every field in the contract's shapes, its history (queued or submitted, each attempt with the
  * server's reply, its failure, a retry by hand), and the list's filters, paging and refusals.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12: every API operation, fed bodies generated from the OpenAPI document's request
+ * Every API operation, fed bodies generated from the OpenAPI document's request
  * schemas and then mutated (wrong types, huge, deep and empty values, unicode edge cases, NUL,
  * unknown and duplicate keys), answers a success or a documented 4xx shape, never a 5xx, and
  * `/health` keeps answering throughout. At least 5,000 requests per run.

@@ -165,7 +165,7 @@ describe('LOG_FORMAT=pretty', () => {
   })
 })
 
-describe('database errors in the logs (issue 12, finding 8)', () => {
+describe('database errors in the logs', () => {
   it('keep their code and routine but never the text they quote (PostgreSQL detail, where, the value)', async () => {
     const secret = 'Subject of the secret plan QX-0452-ZK'
     let failure: unknown

@@ -1,6 +1,6 @@
 /**
- * Contract tests for crash safety and the process split (issue 4, rules 5 and 6; rulings:
- * delivery guarantees): `kill -9` of a real worker process in the middle of 200 queued emails
+ * Contract tests for crash safety and the process split (docs/decisions.md,
+ * "Delivery guarantees"): `kill -9` of a real worker process in the middle of 200 queued emails
  * loses none, delivery resumes within a minute of a worker running again, and the only
  * duplicates are re-sends of the same message with the same Message-ID. `mailroom start
  * --no-worker` serves without sending; `--worker-only` sends without serving.

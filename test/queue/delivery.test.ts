@@ -1,6 +1,6 @@
 /**
- * Contract tests for the delivery of queued mail by the worker (issue 4, rulings: quota, pacing,
- * provider push-back, paused/disabled/deleted connections): what arrives, retries of transient
+ * Contract tests for the delivery of queued mail by the worker (quota, pacing, provider
+ * push-back, paused/disabled/deleted connections): what arrives, retries of transient
  * failures, permanent failures recorded with the server's reason, and every kind of waiting,
  * none of which may burn an attempt or end the message failed.
  */

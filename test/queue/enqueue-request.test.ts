@@ -1,6 +1,6 @@
 /**
  * Contract tests for the request side of POST /enqueue: the Free refusal (before anything else),
- * authentication, validation as for /send, the response shape, and the rulings' connection
+ * authentication, validation as for /send, the response shape, and the contract's connection
  * selection for queued mail (a paused connection is accepted and the mail waits).
  */
 import { randomBytes } from 'node:crypto'
@@ -224,7 +224,7 @@ describe('POST /enqueue: the response', () => {
   })
 })
 
-describe('POST /enqueue: connection selection (rulings, /enqueue column)', () => {
+describe('POST /enqueue: connection selection (paused connections accept the mail)', () => {
   const NOT_FOUND = { code: 'CONNECTION_NOT_FOUND', message: humanText }
 
   it('a key scoped to one connection with `from` naming another: 403 CONNECTION_SCOPE_MISMATCH', async () => {

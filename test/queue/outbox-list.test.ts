@@ -1,5 +1,5 @@
 /**
- * Contract test for `mailroom outbox list` on queued mail (issue 4, rule 8): it shows a queued
+ * Contract test for `mailroom outbox list` on queued mail: it shows a queued
  * message's status, attempts and last error, run as the operator runs it.
  */
 import { execFile } from 'node:child_process'

@@ -1,6 +1,6 @@
 /**
- * Provider push-back makes the connection's queue back off as a whole (rulings: "provider rate
- * limiting makes the batch back off and resume"): once the server asks to slow down, no further
+ * Provider push-back makes the connection's queue back off as a whole (provider push-back makes
+ * the batch back off and resume): once the server asks to slow down, no further
  * message is tried on that connection until the back-off ends.
  */
 import { setTimeout as sleep } from 'node:timers/promises'

@@ -1,5 +1,5 @@
 /**
- * Contract test for retention and queued mail (issue 4, rule 7; rulings: delivery guarantees):
+ * Contract test for retention and queued mail (docs/decisions.md, "Delivery guarantees"):
  * the purge removes outbox records past the plan's retention (Free 7 days, Pro 90 days), but
  * never mail that is still waiting to be sent or being sent, however old: every accepted email
  * is delivered or ends failed with a reason, none is lost.

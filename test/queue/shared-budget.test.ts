@@ -1,5 +1,5 @@
 /**
- * Contract tests for the one budget per connection (issue 4, rule 4; rulings: quota): /send and
+ * Contract tests for the one budget per connection (docs/decisions.md, "Quota, daily limit and pacing"): /send and
  * the queue take from the same PostgreSQL counters, and two worker processes on one database
  * together never exceed a quota.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 16, hostile input on the pages: every route of the dashboard and of the hosted pages
+ * Hostile input on the pages: every route of the dashboard and of the hosted pages
  * (taken from the apps' own route tables, so a page added later is fuzzed too), fed generated
  * form fields (the names the real forms use, and others) with hostile values, in every encoding a
  * client can choose, with random headers (origin, form token, cookies, content type), real and

@@ -1,5 +1,5 @@
 /**
- * Issue 16, part 4: one account can neither read nor change another's data, through any API
+ * One account can neither read nor change another's data, through any API
  * operation, dashboard page or action, or hosted page.
  *
  * The walk is driven by the contract and the route tables, not by a list kept by hand: every
@@ -9,7 +9,7 @@
  * account's IDs (`them`) and the caller's own (`me`), and what the contract answers:
  * - the API: 403 `{error: "Access denied"}` for another's audience or template, 404
  *   `BATCH_NOT_FOUND` for another's batch, the connection errors for another's sending address
- *   (the specification, Authentication 8, and the rulings);
+ *   (the specification's authentication rules);
  * - the dashboard: 404 for another account's ID (dashboard.md, Signing in);
  * - hosted pages (public): 404 for anything that is not a live public address.
  * Each request is then made by the owner itself (the control): it must succeed, so an entry

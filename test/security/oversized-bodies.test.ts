@@ -1,5 +1,5 @@
 /**
- * Issue 16: a body over the limit is refused with 413 before it is buffered whole. Over a real
+ * A body over the limit is refused with 413 before it is buffered whole. Over a real
  * socket, the client announces (or streams) more than the limit and then stops sending: the
  * answer must come anyway. A service that waited for the whole body would never answer, and
  * the test would time out.

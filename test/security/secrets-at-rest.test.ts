@@ -1,5 +1,5 @@
 /**
- * Issue 16, part 5: after a full tour of the product, no API key, SMTP password, session token,
+ * After a full tour of the product, no API key, SMTP password, session token,
  * dashboard password or MAILROOM_SECRET is in clear in any table (every column of every table
  * of every schema, graphile-worker's job payloads included) or in any log line written at the
  * most verbose level, neither as is nor base64-, hex- or URL-encoded.

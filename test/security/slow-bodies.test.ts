@@ -1,5 +1,5 @@
 /**
- * The rulings' "Bounds": reading a body has a time limit, and no request, finished or not, holds
+ * Reading a body has a time limit, and no request, finished or not, holds
  * a file descriptor long enough to hurt others. Over real sockets: a body that stops arriving is
  * cut at its deadline with 408 and logged once, without a stack; the API's access log says what
  * the client got (408, or `aborted` when it left), never 500; one address holds a bounded

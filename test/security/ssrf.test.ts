@@ -1,5 +1,5 @@
 /**
- * Issue 16, part 6: SMTP hosts that lead inside the network are refused by default, however the
+ * SMTP hosts that lead inside the network are refused by default, however the
  * address is spelled, through what an owner or operator actually uses (the dashboard's and the
  * operator command's connection form, and sending through a connection saved earlier); and a
  * DNS answer that changes between the check and the connection cannot steer the socket: the

@@ -1,7 +1,7 @@
 /**
  * Contract tests for POST /send under concurrency: one Idempotency-Key sends once however many
  * requests race for it, and quota and the Free daily limit are never exceeded, also when two API
- * processes share the database (rulings: counters are shared through PostgreSQL).
+ * processes share the database (the counters are shared through PostgreSQL).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'

@@ -12,7 +12,7 @@ import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText } from '../support/matchers.ts'
 import type { ReceivedMessage, SmtpSink } from '../support/smtp-sink.ts'
 
-// Contract: POST /send — which connection a send goes through (the rulings' selection table),
+// Contract: POST /send — which connection a send goes through (docs/decisions.md, "Connection selection"),
 // the three SMTP ports, and the 401/403 answers when no usable connection can be chosen.
 
 const app = useTestApp()

@@ -1,6 +1,6 @@
 /**
- * Contract tests for the `Idempotency-Key` header of POST /send (specification, Idempotency rules
- * 1-4; rulings, Idempotency): replays of successes and failures, keys in flight and their lease,
+ * Contract tests for the `Idempotency-Key` header of POST /send (the specification's idempotency
+ * rules; docs/decisions.md, "Idempotency"): replays of successes and failures, keys in flight and their lease,
  * the account scope of keys, and keys left unused by requests refused before SMTP.
  */
 import { createHash, randomBytes } from 'node:crypto'

@@ -1,6 +1,6 @@
 /**
  * Contract tests for the limits of POST /send: the Free plan's daily limit, the connection quota,
- * pacing, and the order in which they are checked (rulings: daily limit → quota → pacing → SMTP).
+ * pacing, and the order in which they are checked (daily limit → quota → pacing → SMTP).
  * Every counter is checked through what the API answers, what the SMTP sink received, and the
  * counters the service keeps in PostgreSQL.
  */

@@ -1,6 +1,5 @@
 /**
- * SIGKILL of a real worker process in the middle of a webhook delivery loses no event (issue 15,
- * webhooks): the delivery it held is sent again, with the same webhook-id, once another worker
+ * SIGKILL of a real worker process in the middle of a webhook delivery loses no event: the delivery it held is sent again, with the same webhook-id, once another worker
  * finds the process dead.
  */
 import { once } from 'node:events'

@@ -1,5 +1,5 @@
 /**
- * The /webhooks operations (issue 15, webhooks): create with the secret shown once, list, get,
+ * The /webhooks operations: create with the secret shown once, list, get,
  * update, rotate, delete; another account's endpoints answer 404; URLs on private addresses are
  * refused unless allowed (at registration and on every delivery); the body rules.
  */
