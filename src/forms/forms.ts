@@ -15,7 +15,7 @@ import type { Db } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { AppError, invalidInput } from '../errors.ts'
 
-/** A hosted form (dashboard.md, "Hosted forms"), as the operator command and dashboard show it. */
+/** A hosted form (docs/hosted-pages.md), as the operator command and dashboard show it. */
 export interface Form {
   id: number
   public_id: string

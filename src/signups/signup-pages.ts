@@ -27,7 +27,7 @@ import { EmailAddressSchema } from '../generated/routes.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { countSubmission, SIGNUPS_PER_HOUR } from './submission-limit.ts'
 
-/** An audience's hosted sign-up page (dashboard.md, "Hosted sign-up pages"). */
+/** An audience's hosted sign-up page (docs/hosted-pages.md). */
 export interface SignupPage {
   audience_id: number
   slug: string

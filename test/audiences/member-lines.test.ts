@@ -7,7 +7,7 @@ import {
   TYPED_CHUNK_LINES,
 } from '../../src/audiences/member-lines.ts'
 
-// dashboard.md, "Audiences": members typed as lines or uploaded as CSV, checked as the API checks them.
+// docs/dashboard.md: members typed as lines or uploaded as CSV, checked as the API checks them.
 
 describe('a value named __proto__ (a parsed payload would lose it)', () => {
   it('is a problem of its line, typed or uploaded; other lines are taken', async () => {

@@ -1,5 +1,5 @@
 /**
- * The dashboard's CSV import (dashboard.md, "Audiences") within its bounds: a file past them is
+ * The dashboard's CSV import (docs/dashboard.md) within its bounds: a file past them is
  * refused with a sentence naming the bound, nothing added; a large one is added chunk by chunk,
  * its refused lines listed up to a hundred.
  */

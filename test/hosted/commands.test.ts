@@ -1,5 +1,5 @@
 /**
- * The operator commands of the hosted pages (operator-cli.md): `form create|list|delete` and
+ * The operator commands of the hosted pages (docs/operator-cli.md): `form create|list|delete` and
  * `signup-page set|disable|enable`, run in this process as the binary runs them.
  */
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * Hosted forms (dashboard.md, "Hosted forms"): unguessable public IDs; urlencoded, multipart
+ * Hosted forms (docs/hosted-pages.md): unguessable public IDs; urlencoded, multipart
  * (files refused) and JSON submissions; the email from the connection to itself, fields
  * escaped, Reply-To from a valid `email`; through the queue (Free daily limit included) and in
  * the outbox; redirect only to the configured URL; allowed origins; size and field limits;

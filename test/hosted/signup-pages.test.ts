@@ -1,5 +1,5 @@
 /**
- * Hosted sign-up pages (dashboard.md, "Hosted sign-up pages"): slug rules, the page and its
+ * Hosted sign-up pages (docs/hosted-pages.md): slug rules, the page and its
  * submission as a form and as JSON, the same answer for new and existing addresses, double
  * opt-in through the page's connection, the honeypot, per-address limits, 404 when disabled or
  * no longer Pro.

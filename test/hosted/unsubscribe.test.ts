@@ -1,5 +1,5 @@
 /**
- * One-click unsubscribe from audience mail (dashboard.md, "Unsubscribing from audience mail"):
+ * One-click unsubscribe from audience mail (docs/hosted-pages.md):
  * List-Unsubscribe and List-Unsubscribe-Post on every audience batch email, `{{unsubscribe_url}}`
  * in the body (reserved), the signed link whose GET only shows a button and whose POST removes
  * the member, and nothing of the kind on transactional mail.

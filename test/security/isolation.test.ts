@@ -10,7 +10,7 @@
  * - the API: 403 `{error: "Access denied"}` for another's audience or template, 404
  *   `BATCH_NOT_FOUND` for another's batch, the connection errors for another's sending address
  *   (the specification's authentication rules);
- * - the dashboard: 404 for another account's ID (dashboard.md, Signing in);
+ * - the dashboard: 404 for another account's ID (docs/dashboard.md);
  * - hosted pages (public): 404 for anything that is not a live public address.
  * Each request is then made by the owner itself (the control): it must succeed, so an entry
  * cannot pass by missing its route. Before the controls, the owner's rows (every table, found
