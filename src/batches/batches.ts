@@ -136,7 +136,7 @@ async function savedTemplate(db: Db, accountId: number, id: number): Promise<Mes
 }
 
 /**
- * The rulings' states: `pending` until a worker starts on it, `running` until every recipient is
+ * A batch's states: `pending` until a worker starts on it, `running` until every recipient is
  * handled, then `completed` if at least one was sent, otherwise `failed`.
  */
 export function asBatch(row: BatchRow): Batch {

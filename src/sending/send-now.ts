@@ -52,7 +52,7 @@ interface Claimed {
 
 /**
  * POST /send after validation: idempotency, connection selection, daily limit, quota, pacing,
- * then SMTP, in the rulings' order. Three statements, each shared with the requests then
+ * then SMTP, in the contract's order. Three statements, each shared with the requests then
  * waiting for the same (src/sending/send-rounds.ts): what the request finds (its key's earlier
  * attempt and its connection), its attempt claimed with its units reserved (given back if
  * nothing was sent), and the attempt settled. With its caller and connection remembered from
