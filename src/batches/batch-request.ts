@@ -55,8 +55,9 @@ export function checkBatchMode(body: BatchRequest): void {
 
 /**
  * The batch limits on a body as sent, before any address or email is checked (count limits
- * come first: docs/decisions.md, "Limits on every request"): more than MAX_BATCH_SIZE `emails`, or unique `recipients`
- * (strings compared case-insensitively, anything else counted apart), is BATCH_TOO_LARGE.
+ * come first: docs/decisions.md, "Limits on every request"): more than MAX_BATCH_SIZE `emails`,
+ * or unique `recipients` (strings compared case-insensitively, anything else counted apart), is
+ * BATCH_TOO_LARGE.
  * Longer than that with duplicates, `recipients` goes on to validation de-duplicated, so that
  * no more than MAX_BATCH_SIZE addresses are ever checked one by one.
  */

@@ -14,9 +14,9 @@ import { openPassword } from '../smtp/secret-box.ts'
 import { verifySmtpLogin } from '../smtp/transport.ts'
 
 /**
- * A connection's pause (docs/decisions.md, "Pauses"): after 5 provider failures in a row, 15 minutes, doubling up to 24 hours.
- * Failures within the back-off a counted one caused count once: messages failing side by side
- * in one outage are one failure, not five.
+ * A connection's pause (docs/decisions.md, "Pauses"): after 5 provider failures in a row, 15
+ * minutes, doubling up to 24 hours. Failures within the back-off a counted one caused count
+ * once: messages failing side by side in one outage are one failure, not five.
  */
 const PAUSE_RULE: PauseRule = { failuresBeforePause: 5, firstPauseMinutes: 15, longestPauseMinutes: 24 * 60 }
 
