@@ -1,5 +1,5 @@
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
-import { createAccount, listAccounts, requireAccount, setPlan } from '../accounts/accounts.ts'
+import { createAccount, listAccounts, setPlan } from '../accounts/accounts.ts'
 import { createAccountWithPassword, setPassword } from '../accounts/passwords.ts'
 import { batchFailures, retryBatch } from '../batches/batches.ts'
 import {
@@ -12,12 +12,11 @@ import {
   resumeConnection,
   updateConnection,
 } from '../connections/connections.ts'
-import { createForm, deleteForm, listForms } from '../forms/forms.ts'
 import { createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
 import { listOutbox } from '../sending/outbox-views.ts'
 import type { Services } from '../services.ts'
-import { enableSignupPage, setSignupPage } from '../signups/signup-pages.ts'
-import { type Act, type Call, type CliIo, type Run, UsageError, wholeNumber } from './program.ts'
+import { formCommands, signupPageCommands } from './hosted-commands.ts'
+import { type Act, type Call, type CliIo, group, ofAccount, UsageError, wholeNumber } from './program.ts'
 
 /**
  * Every operator command (docs/operator-cli.md). Each is one entry: its words, arguments and
@@ -25,6 +24,16 @@ import { type Act, type Call, type CliIo, type Run, UsageError, wholeNumber } fr
  * prints the result. `start` is the process's own (io.start serves until a signal).
  */
 export function registerCommands(program: Command, act: Act, io: CliIo): void {
+  processCommands(program, act, io)
+  accountCommands(program, act)
+  connectionStateCommands(connectionCommands(program, act), act)
+  keyCommands(program, act)
+  mailCommands(program, act)
+  formCommands(program, act)
+  signupPageCommands(program, act)
+}
+
+function processCommands(program: Command, act: Act, io: CliIo): void {
   program
     .command('start')
     .description('run the API server and the background worker (npm start)')
@@ -38,7 +47,9 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('migrate')
     .description("apply the database migrations (and the background worker's schema), then exit")
     .action(act(async (services) => ({ migrated: true, applied: services.appliedMigrations })))
+}
 
+function accountCommands(program: Command, act: Act): void {
   const account = group(program, 'account', 'accounts and their plans')
   account
     .command('create')
@@ -76,7 +87,10 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     .command('list')
     .description('every account')
     .action(act((s) => listAccounts(s.sql)))
+}
 
+/** Adding, listing and changing connections; returns their group for the commands of their state. */
+function connectionCommands(program: Command, act: Act): Command {
   const connection = group(program, 'connection', 'the SMTP logins accounts send through')
   connection
     .command('add')
@@ -131,6 +145,10 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
         }),
       ),
     )
+  return connection
+}
+
+function connectionStateCommands(connection: Command, act: Act): void {
   byId(
     act,
     connection,
@@ -169,7 +187,9 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
     ['id', 'the connection'],
     (s, id) => deleteConnection(s.sql, id),
   )
+}
 
+function keyCommands(program: Command, act: Act): void {
   const key = group(program, 'key', 'API keys')
   key
     .command('create')
@@ -217,7 +237,10 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
         return scopeKey(s.sql, args[0] as number, opts.all ? null : opts.connection)
       }),
     )
+}
 
+/** What was sent: the outbox, and batches' failed recipients. */
+function mailCommands(program: Command, act: Act): void {
   group(program, 'outbox', 'what was sent, is waiting, or failed')
     .command('list')
     .description("an account's outbox records, newest first (status, attempts, last error)")
@@ -238,90 +261,6 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
   byId(act, batch, 'retry', "queue a batch's failed recipients again", ['batch-id', 'the batch'], (s, id) =>
     retryBatch(s.sql, id, 'operator'),
   )
-
-  const form = group(program, 'form', 'hosted forms, whose submissions are emailed to their owner')
-  form
-    .command('create')
-    .description("create a form; its submissions go from the connection to the connection's own address")
-    .requiredOption('--account <id>', 'the account', wholeNumber)
-    .requiredOption('--name <name>', 'named in the subject of each submission')
-    .option('--connection <id>', "the connection (default: the account's default when sending)", wholeNumber)
-    .option('--redirect <url>', 'where the browser goes after a submission (default: a thank-you page)')
-    .option('--allow-origin <origin...>', 'only these sites may submit (default: any)')
-    .action(
-      act((s, { opts }) =>
-        createForm(
-          s.sql,
-          opts.account,
-          {
-            name: opts.name,
-            connectionId: opts.connection,
-            redirectUrl: opts.redirect,
-            allowedOrigins: opts.allowOrigin,
-          },
-          s.config.publicUrl,
-        ),
-      ),
-    )
-  form
-    .command('list')
-    .description("an account's forms, with their public addresses and submission counts")
-    .requiredOption('--account <id>', 'the account', wholeNumber)
-    .action(act(ofAccount((s, { opts }) => listForms(s.sql, opts.account, s.config.publicUrl))))
-  form
-    .command('delete')
-    .description('delete a form; its address stops working')
-    .argument('<form-id>', 'the form', wholeNumber)
-    .action(
-      act(async (s, { args }) => {
-        await deleteForm(s.sql, null, args[0] as number)
-        return { deleted: true }
-      }),
-    )
-
-  const signupPage = group(program, 'signup-page', "audiences' hosted sign-up pages (Pro)")
-  signupPage
-    .command('set')
-    .description("create or change an audience's sign-up page (omitted settings are kept)")
-    .requiredOption('--audience <id>', 'the audience', wholeNumber)
-    .requiredOption('--slug <slug>', 'its address, /signup/<slug>: 3 to 64 of a-z, 0-9 and -')
-    .option('--title <t>', "the page's title (default: the audience's name)")
-    .option('--description <d>', 'a short text under the title')
-    .option('--connection <id>', 'the connection confirmation emails go through', wholeNumber)
-    .option('--double-opt-in', 'members join only after following the link of a confirmation email')
-    .option('--no-double-opt-in', 'members join at once')
-    .action(
-      act((s, { opts }) =>
-        setSignupPage(
-          s.sql,
-          null,
-          opts.audience,
-          {
-            slug: opts.slug,
-            title: opts.title,
-            description: opts.description,
-            connectionId: opts.connection,
-            doubleOptIn: opts.doubleOptIn,
-          },
-          s.config.publicUrl,
-        ),
-      ),
-    )
-  for (const [word, enabled] of [
-    ['disable', false],
-    ['enable', true],
-  ] as const) {
-    signupPage
-      .command(word)
-      .description(enabled ? 'open the page again' : 'close the page: it answers 404 until enabled')
-      .requiredOption('--audience <id>', 'the audience', wholeNumber)
-      .action(act((s, { opts }) => enableSignupPage(s.sql, null, opts.audience, enabled, s.config.publicUrl)))
-  }
-}
-
-/** A word that gathers commands (`mailroom account ...`). */
-export function group(program: Command, name: string, description: string): Command {
-  return program.command(name).description(description)
 }
 
 function per(): Option {
@@ -332,14 +271,6 @@ function atLeastOne(raw: string): number {
   const value = wholeNumber(raw)
   if (value < 1) throw new InvalidArgumentError('must be at least 1')
   return value
-}
-
-/** A command about the account `--account` names, refused (exit 1) when there is no such account. */
-function ofAccount(run: Run): Run {
-  return async (services, call) => {
-    await requireAccount(services.sql, call.opts.account)
-    return run(services, call)
-  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, type OptionValues } from 'commander'
+import { requireAccount } from '../accounts/accounts.ts'
 import { MAX_INTEGER } from '../db/ids.ts'
 import { AppError } from '../errors.ts'
 import { PROJECT_ROOT } from '../project-root.ts'
@@ -158,5 +159,18 @@ export async function runCli(argv: string[], io: CliIo, register: Register): Pro
     const { line, code } = failure(error, program, argv)
     io.stderr(`mailroom: ${line}\n`)
     return code
+  }
+}
+
+/** A word that gathers commands (`mailroom account ...`). */
+export function group(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description)
+}
+
+/** A command about the account `--account` names, refused (exit 1) when there is no such account. */
+export function ofAccount(run: Run): Run {
+  return async (services, call) => {
+    await requireAccount(services.sql, call.opts.account)
+    return run(services, call)
   }
 }

@@ -10,6 +10,7 @@ import type { UnitsWhere } from './usage.ts'
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'failed'
 
+/** A record as every listing reads it: the API's, the dashboard's and the operator's. */
 export interface OutboxRecord {
   id: number
   account_id: number
@@ -109,11 +110,13 @@ export interface AttemptSettlement {
   settlement: Settlement
 }
 
+/** A POST /send attempt's record, and whether it is still in flight. */
 export type AttemptRecord = OutboxRecord & { in_flight: boolean }
 
 /** The attempt an idempotency key points at, and whether its lease ran out while in flight. */
 export type KeyedAttempt = AttemptRecord & { lease_over: boolean }
 
+/** What a listing of the outbox keeps: every field given must match. */
 export interface OutboxFilter {
   status?: OutboxStatus | undefined
   connectionId?: number | undefined
@@ -126,6 +129,7 @@ export interface OutboxFilter {
   search?: string | undefined
 }
 
+/** One record whole, as its own page shows it. */
 export interface OutboxDetail extends OutboxRecord {
   /** The connection's sending address, null when it was deleted. */
   connection_from: string | null
