@@ -1,7 +1,8 @@
 /**
- * The README and every page under docs/ name source files by path; a path that no longer exists
- * sends a reader to nothing. Each `src/...` path they name (a file, or a folder ending in `/`)
- * must exist in the checkout.
+ * The README and every page under docs/ send a reader to source files, to each other and to
+ * settings; each must be there. Every `src/...` path they name (a file, or a folder ending in
+ * `/`) exists in the checkout, every relative link opens a file, and every setting the service
+ * reads has its row in the README's configuration table.
  */
 import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
@@ -11,15 +12,24 @@ import { PROJECT_ROOT } from '../../src/project-root.ts'
 
 /** `src/` followed by path characters; a trailing `.` or `,` ends the sentence, not the path. */
 const SOURCE_PATH = /(?<![\w./-])src\/[\w./-]*[\w/]/g
+/** A Markdown link or image whose target is not a URL or an anchor on the same page. */
+const RELATIVE_LINK = /\]\((?!https?:|mailto:|#)([^)\s]+)\)/g
 
 async function documents(): Promise<string[]> {
   const pages = (await readdir(path.join(PROJECT_ROOT, 'docs'))).filter((name) => name.endsWith('.md'))
   return ['README.md', ...pages.map((name) => path.join('docs', name))]
 }
 
-/** The paths a document names, wildcards (`src/db/*`) cut at the folder they are in. */
+/** The source paths a text names, wildcards (`src/db/*`) cut at the folder they are in. */
 function sourcePaths(text: string): string[] {
   return [...new Set([...text.matchAll(SOURCE_PATH)].map(([match]) => match))]
+}
+
+/** The files a document's relative links open, resolved from the document's folder. */
+function linkedFiles(document: string, text: string): string[] {
+  return [...text.matchAll(RELATIVE_LINK)].map(([, target = '']) =>
+    path.join(path.dirname(document), target.replace(/#.*$/, '')),
+  )
 }
 
 it('names only source paths that exist', async () => {
@@ -33,10 +43,39 @@ it('names only source paths that exist', async () => {
   expect(missing).toEqual([])
 })
 
-it('finds the paths a sentence names, without the punctuation that follows them', () => {
+it('links only to files that exist', async () => {
+  const broken: string[] = []
+  for (const document of await documents()) {
+    const text = await readFile(path.join(PROJECT_ROOT, document), 'utf8')
+    for (const file of linkedFiles(document, text)) {
+      if (!existsSync(path.join(PROJECT_ROOT, file))) broken.push(`${document}: ${file}`)
+    }
+  }
+  expect(broken).toEqual([])
+})
+
+it("documents every setting the service reads in the README's configuration table", async () => {
+  const config = await readFile(path.join(PROJECT_ROOT, 'src', 'config.ts'), 'utf8')
+  const read = new Set(
+    [...config.matchAll(/\benv\.([A-Z][A-Z0-9_]+)|\(\s*'([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]),
+  )
+  const readme = await readFile(path.join(PROJECT_ROOT, 'README.md'), 'utf8')
+  const table = readme.slice(
+    readme.indexOf('## Configuration'),
+    readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
+  )
+  const rows = new Set([...table.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map(([, name]) => name))
+  expect(read.size).toBeGreaterThan(10)
+  expect([...read].filter((name) => !rows.has(name as string))).toEqual([])
+})
+
+it('finds the paths and links a text names, without the punctuation that follows them', () => {
   expect(sourcePaths('see `src/db/queue.ts`, and src/http/. Then src/smtp/pool.ts.')).toEqual([
     'src/db/queue.ts',
     'src/http/',
     'src/smtp/pool.ts',
   ])
+  expect(
+    linkedFiles('docs/a.md', '[b](b.md#top), [c](../c.md), [w](https://x.example/), [h](#here)'),
+  ).toEqual(['docs/b.md', 'c.md'])
 })
