@@ -24,11 +24,15 @@ import { readForm, validated } from './form-fields.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { registerMemberDelete } from './member-delete.tsx'
 import { registerMemberImport } from './member-import.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
-const LIST = '/dashboard/audiences'
-const one = (id: number) => `${LIST}/${id}`
+const AUDIENCES = resource('/dashboard/audiences', (c, id) => {
+  const { sql, accountId } = signedIn(c)
+  return getAudience(sql, accountId, id)
+})
+const LIST = AUDIENCES.list
+const one = AUDIENCES.one
 
 /** Audiences are a Pro feature here as in the API: the Free plan gets the same refusal. */
 const proOnly = createMiddleware<DashboardEnv>(async (c, next) => {
@@ -40,110 +44,101 @@ const proOnly = createMiddleware<DashboardEnv>(async (c, next) => {
 export function registerAudiences(app: Dashboard): void {
   app.use(LIST, proOnly)
   app.use(`${LIST}/*`, proOnly)
-
-  app.get(LIST, (c) => listPage(c, {}))
-
-  app.post(LIST, async (c) => {
-    const form = await readForm(c)
-    return act(
+  const on = routes(app, AUDIENCES)
+  on.list((c) => listPage(c, {}))
+  on.create(create)
+  on.detail((c, audience) => audiencePage(c, audience, {}))
+  on.update(update)
+  on.action('delete', (c, audience) =>
+    act(
       c,
       LIST,
       async () => {
-        const content = validated(AudienceCreateRequestSchema, {
-          name: form.text('name'),
-          description: form.optional('description'),
-        })
-        const audience = await createAudience(c.get('services').sql, c.get('session').accountId, content)
-        return `Audience “${audience.name}” created.`
-      },
-      (refusal, status) =>
-        listPage(
-          c,
-          { refusal, values: { name: form.text('name'), description: form.text('description') } },
-          status,
-        ),
-    )
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}`, async (c) => audiencePage(c, await own(c), {}))
-
-  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const audience = await own(c)
-    const form = await readForm(c)
-    return act(
-      c,
-      one(audience.id),
-      async () => {
-        const change = validated(AudienceUpdateRequestSchema, {
-          name: form.text('name'),
-          description: form.text('description'),
-        })
-        await updateAudience(c.get('services').sql, c.get('session').accountId, audience.id, change)
-        return 'Audience saved.'
-      },
-      (refusal, status) => audiencePage(c, audience, { refusal }, status),
-    )
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const audience = await own(c)
-    return act(
-      c,
-      LIST,
-      async () => {
-        await deleteAudience(c.get('services').sql, c.get('session').accountId, audience.id)
+        const { sql, accountId } = signedIn(c)
+        await deleteAudience(sql, accountId, audience.id)
         return `Audience “${audience.name}” deleted, with its ${counted(audience.member_count, 'member')}.`
       },
       (refusal, status) => audiencePage(c, audience, { refusal }, status),
-    )
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/signup-page`, async (c) => {
-    const audience = await own(c)
-    const form = await readForm(c)
-    const { sql, config } = c.get('services')
-    return act(
-      c,
-      `${one(audience.id)}#signup-page`,
-      async () => {
-        const page = await setSignupPage(
-          sql,
-          c.get('session').accountId,
-          audience.id,
-          signupPageSettings(form),
-          config.publicUrl,
-        )
-        return `Sign-up page saved: ${page.url}`
-      },
-      (refusal, status) => audiencePage(c, audience, { refusal }, status),
-    )
-  })
-
+    ),
+  )
+  on.action('signup-page', saveSignupPage)
   for (const [word, enabled] of [
     ['enable', true],
     ['disable', false],
   ] as const) {
-    app.post(`${LIST}/:id{[0-9]+}/signup-page/${word}`, async (c) => {
-      const audience = await own(c)
-      const { sql, config } = c.get('services')
-      return act(
-        c,
-        `${one(audience.id)}#signup-page`,
-        async () => {
-          await enableSignupPage(sql, c.get('session').accountId, audience.id, enabled, config.publicUrl)
-          return enabled ? 'Sign-up page enabled.' : 'Sign-up page disabled: it answers 404 until enabled.'
-        },
-        (refusal, status) => audiencePage(c, audience, { refusal }, status),
-      )
-    })
+    on.action(`signup-page/${word}`, (c, audience) =>
+      actOnSignupPage(c, audience, async () => {
+        const { sql, accountId, services } = signedIn(c)
+        await enableSignupPage(sql, accountId, audience.id, enabled, services.config.publicUrl)
+        return enabled ? 'Sign-up page enabled.' : 'Sign-up page disabled: it answers 404 until enabled.'
+      }),
+    )
   }
-
-  registerMemberImport(app, audiencePage)
-  registerMemberDelete(app)
+  registerMemberImport(on, audiencePage)
+  registerMemberDelete(on)
 }
 
-function own(c: DashboardContext): Promise<AudienceWithCount> {
-  return getAudience(c.get('services').sql, c.get('session').accountId, idParam(c))
+async function create(c: DashboardContext) {
+  const form = await readForm(c)
+  return act(
+    c,
+    LIST,
+    async () => {
+      const content = validated(AudienceCreateRequestSchema, {
+        name: form.text('name'),
+        description: form.optional('description'),
+      })
+      const { sql, accountId } = signedIn(c)
+      const audience = await createAudience(sql, accountId, content)
+      return `Audience “${audience.name}” created.`
+    },
+    (refusal, status) =>
+      listPage(
+        c,
+        { refusal, values: { name: form.text('name'), description: form.text('description') } },
+        status,
+      ),
+  )
+}
+
+async function update(c: DashboardContext, audience: AudienceWithCount) {
+  const form = await readForm(c)
+  return act(
+    c,
+    one(audience.id),
+    async () => {
+      const change = validated(AudienceUpdateRequestSchema, {
+        name: form.text('name'),
+        description: form.text('description'),
+      })
+      const { sql, accountId } = signedIn(c)
+      await updateAudience(sql, accountId, audience.id, change)
+      return 'Audience saved.'
+    },
+    (refusal, status) => audiencePage(c, audience, { refusal }, status),
+  )
+}
+
+async function saveSignupPage(c: DashboardContext, audience: AudienceWithCount) {
+  const form = await readForm(c)
+  return actOnSignupPage(c, audience, async () => {
+    const { sql, accountId, services } = signedIn(c)
+    const page = await setSignupPage(
+      sql,
+      accountId,
+      audience.id,
+      signupPageSettings(form),
+      services.config.publicUrl,
+    )
+    return `Sign-up page saved: ${page.url}`
+  })
+}
+
+/** An action on the audience's sign-up page, which leads back to that part of its page. */
+function actOnSignupPage(c: DashboardContext, audience: AudienceWithCount, work: () => Promise<string>) {
+  return act(c, `${one(audience.id)}#signup-page`, work, (refusal, status) =>
+    audiencePage(c, audience, { refusal }, status),
+  )
 }
 
 interface ListState {
@@ -152,7 +147,8 @@ interface ListState {
 }
 
 async function listPage(c: DashboardContext, state: ListState, status: ContentfulStatusCode = 200) {
-  const audiences = await listAudiences(c.get('services').sql, c.get('session').accountId)
+  const { sql, accountId } = signedIn(c)
+  const audiences = await listAudiences(sql, accountId)
   return page(
     c,
     { title: 'Audiences', section: LIST, refusal: state.refusal, status },
@@ -224,20 +220,13 @@ async function audiencePage(
   status: ContentfulStatusCode = 200,
 ) {
   const query = memberQuery(c)
-  const { members, more } = await browseMembers(
-    c.get('services').sql,
-    c.get('session').accountId,
-    audience.id,
-    query,
-  )
+  const { sql, accountId, services } = signedIn(c)
+  const { members, more } = await browseMembers(sql, accountId, audience.id, query)
   const token = c.get('formToken')
-  const { sql, config } = c.get('services')
   const [signupPage, connections] = await Promise.all([
     // A batch's temporary audience has no page of its own.
-    audience.temporary
-      ? undefined
-      : getSignupPage(sql, c.get('session').accountId, audience.id, config.publicUrl),
-    listConnections(sql, c.get('session').accountId),
+    audience.temporary ? undefined : getSignupPage(sql, accountId, audience.id, services.config.publicUrl),
+    listConnections(sql, accountId),
   ])
   const base = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...(query.search ? { q: query.search } : {}), ...extra })

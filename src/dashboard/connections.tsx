@@ -18,117 +18,109 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 
-const LIST = '/dashboard/connections'
-const one = (id: number) => `${LIST}/${id}`
+const CONNECTIONS = resource('/dashboard/connections', ownView)
+const LIST = CONNECTIONS.list
+const one = CONNECTIONS.one
 
 /** Connections: list, add (the login tested first), edit, disable, pause, delete. */
 export function registerConnections(app: Dashboard): void {
-  app.get(LIST, (c) => listPage(c, {}))
-
-  app.post(LIST, async (c) => {
-    const form = await readForm(c)
-    const { accountId } = c.get('session')
-    return act(
-      c,
-      LIST,
-      async () => {
-        const added = await addConnection(c.get('services'), {
-          accountId,
-          host: form.text('host'),
-          port: wholeNumber(form, 'port', 'Port') ?? 587,
-          username: form.text('username'),
-          password: form.text('password'),
-          from: form.optional('from'),
-          quota: quotaOf(form),
-          rate: wholeNumber(form, 'rate', 'Rate'),
-        })
-        return `Connection ${added.from} added: the SMTP server accepted the login.`
-      },
-      (refusal, status) => listPage(c, { refusal, values: formValues(form) }, status),
-    )
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}`, async (c) => editPage(c, await ownView(c, idParam(c)), {}))
-
-  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const id = idParam(c)
-    const current = await ownView(c, id)
-    const form = await readForm(c)
-    return act(
-      c,
-      one(id),
-      async () => {
-        await updateConnection(c.get('services'), id, {
-          quota: quotaOf(form) ?? null,
-          rate: wholeNumber(form, 'rate', 'Rate') ?? current.rate,
-          password: form.text('password') || undefined,
-        })
-        return `Connection ${current.from} saved.`
-      },
-      (refusal, status) => editPage(c, current, { refusal, values: formValues(form) }, status),
-    )
-  })
-
+  const on = routes(app, CONNECTIONS)
+  on.list((c) => listPage(c, {}))
+  on.create(create)
+  on.detail((c, connection) => editPage(c, connection, {}))
+  on.update(update)
   const change = (verb: string, run: (c: DashboardContext, id: number, form: Form) => Promise<string>) =>
-    app.post(`${LIST}/:id{[0-9]+}/${verb}`, async (c) => {
-      const id = idParam(c)
-      const current = await ownView(c, id)
+    on.action(verb, async (c, current) => {
       const form = await readForm(c)
       return act(
         c,
-        one(id),
-        () => run(c, id, form),
+        one(current.id),
+        () => run(c, current.id, form),
         (refusal, status) => editPage(c, current, { refusal }, status),
       )
     })
   change('disable', async (c, id) => {
-    const done = await disableConnection(c.get('services').sql, id, true)
+    const done = await disableConnection(signedIn(c).sql, id, true)
     return `Connection ${done.from} disabled: its queued mail waits until it is enabled.`
   })
   change('enable', async (c, id) => {
-    const done = await disableConnection(c.get('services').sql, id, false)
+    const done = await disableConnection(signedIn(c).sql, id, false)
     return `Connection ${done.from} enabled.`
   })
   change('pause', async (c, id, form) => {
-    const done = await pauseConnection(c.get('services').sql, id, wholeNumber(form, 'minutes', 'Minutes'))
+    const done = await pauseConnection(signedIn(c).sql, id, wholeNumber(form, 'minutes', 'Minutes'))
     return `Connection ${done.from} paused.`
   })
   change('resume', async (c, id) => {
-    const done = await resumeConnection(c.get('services').sql, id)
+    const done = await resumeConnection(signedIn(c).sql, id)
     return `Connection ${done.from} resumed.`
   })
-
-  app.get(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const connection = await ownView(c, idParam(c))
-    const { sql } = c.get('services')
-    const { accountId } = c.get('session')
+  on.confirm('delete', async (c, connection) => {
+    const { sql, accountId } = signedIn(c)
     const queued = await queuedMail(sql, accountId, connection.id)
     const only = (await listConnections(sql, accountId)).length === 1
     return deletePage(c, connection, queued, only)
   })
-
-  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const id = idParam(c)
-    const connection = await ownView(c, id)
-    return act(
+  on.action('delete', (c, connection) =>
+    act(
       c,
       LIST,
       async () => {
-        const { new_default_id } = await deleteConnection(c.get('services').sql, id)
+        const { new_default_id } = await deleteConnection(signedIn(c).sql, connection.id)
         const next = new_default_id === null ? '' : ` Connection ${new_default_id} is now the default.`
         return `Connection ${connection.from} deleted.${connection.is_default ? next : ''}`
       },
       (refusal, status) => editPage(c, connection, { refusal }, status),
-    )
-  })
+    ),
+  )
+}
+
+async function create(c: DashboardContext) {
+  const form = await readForm(c)
+  const { services, accountId } = signedIn(c)
+  return act(
+    c,
+    LIST,
+    async () => {
+      const added = await addConnection(services, {
+        accountId,
+        host: form.text('host'),
+        port: wholeNumber(form, 'port', 'Port') ?? 587,
+        username: form.text('username'),
+        password: form.text('password'),
+        from: form.optional('from'),
+        quota: quotaOf(form),
+        rate: wholeNumber(form, 'rate', 'Rate'),
+      })
+      return `Connection ${added.from} added: the SMTP server accepted the login.`
+    },
+    (refusal, status) => listPage(c, { refusal, values: formValues(form) }, status),
+  )
+}
+
+async function update(c: DashboardContext, current: ConnectionView) {
+  const form = await readForm(c)
+  return act(
+    c,
+    one(current.id),
+    async () => {
+      await updateConnection(signedIn(c).services, current.id, {
+        quota: quotaOf(form) ?? null,
+        rate: wholeNumber(form, 'rate', 'Rate') ?? current.rate,
+        password: form.text('password') || undefined,
+      })
+      return `Connection ${current.from} saved.`
+    },
+    (refusal, status) => editPage(c, current, { refusal, values: formValues(form) }, status),
+  )
 }
 
 async function ownView(c: DashboardContext, id: number): Promise<ConnectionView> {
-  const { accountId } = c.get('session')
-  await ownConnection(c.get('services').sql, accountId, id)
-  const view = (await listConnections(c.get('services').sql, accountId)).find((x) => x.id === id)
+  const { sql, accountId } = signedIn(c)
+  await ownConnection(sql, accountId, id)
+  const view = (await listConnections(sql, accountId)).find((x) => x.id === id)
   if (!view) throw new AppError('UNKNOWN_CONNECTION', `There is no connection with ID ${id} on this account`)
   return view
 }
@@ -154,8 +146,7 @@ interface PageState {
 }
 
 async function listPage(c: DashboardContext, state: PageState, status: ContentfulStatusCode = 200) {
-  const { accountId } = c.get('session')
-  const sql = c.get('services').sql
+  const { sql, accountId } = signedIn(c)
   const connections = await listConnections(sql, accountId)
   const v = state.values ?? {}
   return page(

@@ -14,76 +14,62 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 import { ConnectionChoice, formSnippet, PublicAddress } from './snippets.tsx'
 
-const LIST = '/dashboard/forms'
-const one = (id: number) => `${LIST}/${id}`
+const FORMS = resource('/dashboard/forms', (c, id) => {
+  const { sql, accountId, services } = signedIn(c)
+  return getForm(sql, accountId, id, services.config.publicUrl)
+})
+const LIST = FORMS.list
+const one = FORMS.one
 
 /** Forms: list, create, edit, delete; each with its public address and a snippet to paste. */
 export function registerHostedForms(app: Dashboard): void {
-  app.get(LIST, (c) => listPage(c, {}))
-
-  app.post(LIST, async (c) => {
-    const form = await readForm(c)
-    return act(
+  const on = routes(app, FORMS)
+  on.list((c) => listPage(c, {}))
+  on.create(create)
+  on.detail((c, current) => formPage(c, current, {}))
+  on.update(update)
+  on.action('delete', (c, current) =>
+    act(
       c,
       LIST,
       async () => {
-        const created = await createForm(
-          c.get('services').sql,
-          c.get('session').accountId,
-          settingsOf(form),
-          c.get('services').config.publicUrl,
-        )
-        return `Form “${created.name}” created: ${created.url}`
-      },
-      (refusal, status) => listPage(c, { refusal, values: settingsOf(form, false) }, status),
-    )
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}`, async (c) => formPage(c, await own(c), {}))
-
-  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const current = await own(c)
-    const form = await readForm(c)
-    return act(
-      c,
-      one(current.id),
-      async () => {
-        await updateForm(
-          c.get('services').sql,
-          c.get('session').accountId,
-          current.id,
-          settingsOf(form),
-          c.get('services').config.publicUrl,
-        )
-        return 'Form saved.'
-      },
-      (refusal, status) => formPage(c, current, { refusal }, status),
-    )
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const current = await own(c)
-    return act(
-      c,
-      LIST,
-      async () => {
-        await deleteForm(c.get('services').sql, c.get('session').accountId, current.id)
+        const { sql, accountId } = signedIn(c)
+        await deleteForm(sql, accountId, current.id)
         return `Form “${current.name}” deleted; its address no longer takes submissions.`
       },
       (refusal, status) => formPage(c, current, { refusal }, status),
-    )
-  })
+    ),
+  )
 }
 
-function own(c: DashboardContext): Promise<HostedForm> {
-  return getForm(
-    c.get('services').sql,
-    c.get('session').accountId,
-    idParam(c),
-    c.get('services').config.publicUrl,
+async function create(c: DashboardContext) {
+  const form = await readForm(c)
+  return act(
+    c,
+    LIST,
+    async () => {
+      const { sql, accountId, services } = signedIn(c)
+      const created = await createForm(sql, accountId, settingsOf(form), services.config.publicUrl)
+      return `Form “${created.name}” created: ${created.url}`
+    },
+    (refusal, status) => listPage(c, { refusal, values: settingsOf(form, false) }, status),
+  )
+}
+
+async function update(c: DashboardContext, current: HostedForm) {
+  const form = await readForm(c)
+  return act(
+    c,
+    one(current.id),
+    async () => {
+      const { sql, accountId, services } = signedIn(c)
+      await updateForm(sql, accountId, current.id, settingsOf(form), services.config.publicUrl)
+      return 'Form saved.'
+    },
+    (refusal, status) => formPage(c, current, { refusal }, status),
   )
 }
 
@@ -133,10 +119,9 @@ interface ListState {
 }
 
 async function listPage(c: DashboardContext, state: ListState, status: ContentfulStatusCode = 200) {
-  const { sql, config } = c.get('services')
-  const accountId = c.get('session').accountId
+  const { sql, accountId, services } = signedIn(c)
   const [forms, connections] = await Promise.all([
-    listForms(sql, accountId, config.publicUrl),
+    listForms(sql, accountId, services.config.publicUrl),
     listConnections(sql, accountId),
   ])
   return page(
@@ -183,7 +168,8 @@ async function formPage(
   state: { refusal?: Refusal },
   status: ContentfulStatusCode = 200,
 ) {
-  const connections = await listConnections(c.get('services').sql, c.get('session').accountId)
+  const { sql, accountId } = signedIn(c)
+  const connections = await listConnections(sql, accountId)
   const token = c.get('formToken')
   return page(
     c,

@@ -8,106 +8,107 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { PostForm, page, type Refusal, Table, When } from './layout.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 
-const LIST = '/dashboard/keys'
+const KEYS = resource('/dashboard/keys', (c, id) => {
+  const { sql, accountId } = signedIn(c)
+  return ownKey(sql, accountId, id)
+})
+const LIST = KEYS.list
 
 /** API keys: list, create (the secret shown once), change scope, rotate, revoke. */
 export function registerKeys(app: Dashboard): void {
-  app.get(LIST, (c) => keysPage(c, {}))
-
-  app.post(LIST, async (c) => {
-    const form = await readForm(c)
+  const on = routes(app, KEYS)
+  on.list((c) => keysPage(c, {}))
+  on.create(create)
+  on.confirm('rotate', rotateConfirmation)
+  on.confirm('revoke', revokeConfirmation)
+  on.action('rotate', async (c, key) => {
     try {
-      const created = await createKey(c.get('services').sql, {
-        accountId: c.get('session').accountId,
-        name: form.text('name'),
-        connectionId: scopeOf(form),
-        expiresInDays: wholeNumber(form, 'expires_in_days', 'Expiry'),
-      })
-      // Shown in this answer only: the secret is never stored, so no later page can show it.
-      return keysPage(c, { secret: { name: created.name, key: created.key, rotated: false } })
-    } catch (error) {
-      return refused(error, (refusal, status) =>
-        keysPage(
-          c,
-          { refusal, values: { name: form.text('name'), days: form.text('expires_in_days') } },
-          status,
-        ),
-      )
-    }
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
-    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
-    return confirmPage(c, {
-      title: `Rotate the secret of “${key.name}”?`,
-      section: LIST,
-      consequences: (
-        <p>
-          Its current secret stops working at once: whatever sends with it is refused until it uses the new
-          one. The new secret is shown once, on the next page.
-        </p>
-      ),
-      action: `${LIST}/${key.id}/rotate`,
-      label: 'Rotate the secret',
-      back: LIST,
-      keep: 'Keep the current secret',
-    })
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}/revoke`, async (c) => {
-    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
-    return confirmPage(c, {
-      title: `Revoke “${key.name}”?`,
-      section: LIST,
-      consequences: (
-        <p>
-          It stops working at once, for good: whatever sends with it is refused. A revoked key cannot be made
-          to work again; create another to replace it.
-        </p>
-      ),
-      action: `${LIST}/${key.id}/revoke`,
-      label: 'Revoke the key',
-      back: LIST,
-    })
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
-    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
-    try {
-      const rotated = await rotateKey(c.get('services').sql, key.id)
+      const rotated = await rotateKey(signedIn(c).sql, key.id)
       return keysPage(c, { secret: { name: key.name, key: rotated.key, rotated: true } })
     } catch (error) {
       return refused(error, (refusal, status) => keysPage(c, { refusal }, status))
     }
   })
-
-  app.post(`${LIST}/:id{[0-9]+}/revoke`, async (c) => {
-    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
-    return act(
+  on.action('revoke', (c, key) =>
+    act(
       c,
       LIST,
       async () => {
-        await revokeKey(c.get('services').sql, key.id)
+        await revokeKey(signedIn(c).sql, key.id)
         return `Key “${key.name}” revoked: it authenticates nothing from now on.`
       },
       (refusal, status) => keysPage(c, { refusal }, status),
-    )
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/scope`, async (c) => {
-    const key = await ownKey(c.get('services').sql, c.get('session').accountId, idParam(c))
+    ),
+  )
+  on.action('scope', async (c, key) => {
     const form = await readForm(c)
     return act(
       c,
       LIST,
       async () => {
-        const scoped = await scopeKey(c.get('services').sql, key.id, scopeOf(form) ?? null)
+        const scoped = await scopeKey(signedIn(c).sql, key.id, scopeOf(form) ?? null)
         return `Key “${key.name}” now sends through ${scoped.connection_id === null ? 'any connection' : 'one connection'}.`
       },
       (refusal, status) => keysPage(c, { refusal }, status),
     )
+  })
+}
+
+async function create(c: DashboardContext) {
+  const form = await readForm(c)
+  try {
+    const { sql, accountId } = signedIn(c)
+    const created = await createKey(sql, {
+      accountId,
+      name: form.text('name'),
+      connectionId: scopeOf(form),
+      expiresInDays: wholeNumber(form, 'expires_in_days', 'Expiry'),
+    })
+    // Shown in this answer only: the secret is never stored, so no later page can show it.
+    return keysPage(c, { secret: { name: created.name, key: created.key, rotated: false } })
+  } catch (error) {
+    return refused(error, (refusal, status) =>
+      keysPage(
+        c,
+        { refusal, values: { name: form.text('name'), days: form.text('expires_in_days') } },
+        status,
+      ),
+    )
+  }
+}
+
+function rotateConfirmation(c: DashboardContext, key: ApiKey) {
+  return confirmPage(c, {
+    title: `Rotate the secret of “${key.name}”?`,
+    section: LIST,
+    consequences: (
+      <p>
+        Its current secret stops working at once: whatever sends with it is refused until it uses the new one.
+        The new secret is shown once, on the next page.
+      </p>
+    ),
+    action: `${KEYS.one(key.id)}/rotate`,
+    label: 'Rotate the secret',
+    back: LIST,
+    keep: 'Keep the current secret',
+  })
+}
+
+function revokeConfirmation(c: DashboardContext, key: ApiKey) {
+  return confirmPage(c, {
+    title: `Revoke “${key.name}”?`,
+    section: LIST,
+    consequences: (
+      <p>
+        It stops working at once, for good: whatever sends with it is refused. A revoked key cannot be made to
+        work again; create another to replace it.
+      </p>
+    ),
+    action: `${KEYS.one(key.id)}/revoke`,
+    label: 'Revoke the key',
+    back: LIST,
   })
 }
 
@@ -128,8 +129,7 @@ interface KeysState {
 }
 
 async function keysPage(c: DashboardContext, state: KeysState, status: ContentfulStatusCode = 200) {
-  const { accountId } = c.get('session')
-  const sql = c.get('services').sql
+  const { sql, accountId } = signedIn(c)
   const [keys, connections] = await Promise.all([listKeys(sql, accountId), listConnections(sql, accountId)])
   const token = c.get('formToken')
   return page(

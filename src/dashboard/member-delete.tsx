@@ -2,40 +2,39 @@ import {
   type AudienceMember,
   type AudienceWithCount,
   deleteMember,
-  getAudience,
   getMember,
 } from '../audiences/audiences.ts'
 import { type Confirmation, confirmPage } from './confirm.tsx'
-import type { Dashboard, DashboardContext } from './env.ts'
+import type { DashboardContext } from './env.ts'
 import { act } from './errors.tsx'
 import { idParam } from './params.ts'
+import { type Routes, signedIn } from './resource.ts'
 
 const LIST = '/dashboard/audiences'
-const MEMBER = `${LIST}/:id{[0-9]+}/members/:member{[0-9]+}/delete`
+const MEMBER = 'members/:member{[0-9]+}/delete'
 
 /** Deleting an audience's member: a confirmation page, then the action it posts. */
-export function registerMemberDelete(app: Dashboard): void {
-  app.get(MEMBER, async (c) => confirmation(c, ...(await own(c))))
+export function registerMemberDelete(on: Routes<AudienceWithCount>): void {
+  on.confirm(MEMBER, async (c, audience) => confirmation(c, audience, await member(c, audience)))
 
-  app.post(MEMBER, async (c) => {
-    const [audience, member] = await own(c)
+  on.action(MEMBER, async (c, audience) => {
+    const found = await member(c, audience)
     return act(
       c,
       `${LIST}/${audience.id}`,
       async () => {
-        await deleteMember(c.get('services').sql, c.get('session').accountId, audience.id, member.id)
-        return `${member.email} deleted from “${audience.name}”.`
+        const { sql, accountId } = signedIn(c)
+        await deleteMember(sql, accountId, audience.id, found.id)
+        return `${found.email} deleted from “${audience.name}”.`
       },
-      (refusal, status) => confirmation(c, audience, member, { refusal, status }),
+      (refusal, status) => confirmation(c, audience, found, { refusal, status }),
     )
   })
 }
 
-async function own(c: DashboardContext): Promise<[AudienceWithCount, AudienceMember]> {
-  const { sql } = c.get('services')
-  const { accountId } = c.get('session')
-  const audience = await getAudience(sql, accountId, idParam(c))
-  return [audience, await getMember(sql, accountId, audience.id, idParam(c, 'member'))]
+function member(c: DashboardContext, audience: AudienceWithCount): Promise<AudienceMember> {
+  const { sql, accountId } = signedIn(c)
+  return getMember(sql, accountId, audience.id, idParam(c, 'member'))
 }
 
 function confirmation(

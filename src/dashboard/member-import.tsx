@@ -6,11 +6,11 @@ import { readMemberCsv } from '../audiences/member-csv.ts'
 import { type ReadMembers, readMemberLines } from '../audiences/member-lines.ts'
 import { AppError } from '../errors.ts'
 import { counted } from '../wording.ts'
-import type { Dashboard, DashboardContext } from './env.ts'
+import type { DashboardContext } from './env.ts'
 import { refused } from './errors.tsx'
 import { type Form, readForm } from './form-fields.ts'
 import type { Refusal } from './layout.tsx'
-import { idParam } from './params.ts'
+import { type Routes, signedIn } from './resource.ts'
 
 const LIST = '/dashboard/audiences'
 
@@ -23,9 +23,8 @@ export type AudiencePage = (
 ) => Response | Promise<Response>
 
 /** Members added to an audience: typed as lines, or imported from a CSV file. */
-export function registerMemberImport(app: Dashboard, audiencePage: AudiencePage): void {
-  app.post(`${LIST}/:id{[0-9]+}/members`, async (c) => {
-    const audience = await own(c)
+export function registerMemberImport(on: Routes<AudienceWithCount>, audiencePage: AudiencePage): void {
+  on.action('members', async (c, audience) => {
     const text = (await readForm(c)).text('lines')
     const refusedLines: string[] = []
     const chunks = function* () {
@@ -37,15 +36,10 @@ export function registerMemberImport(app: Dashboard, audiencePage: AudiencePage)
     return added(c, audience, audiencePage, chunks(), () => refusedLines.join('\n'))
   })
 
-  app.post(`${LIST}/:id{[0-9]+}/members/csv`, async (c) => {
-    const audience = await own(c)
+  on.action('members/csv', async (c, audience) => {
     const file = fileOf(await readForm(c))
     return added(c, audience, audiencePage, readMemberCsv(new Uint8Array(await file.arrayBuffer())))
   })
-}
-
-function own(c: DashboardContext): Promise<AudienceWithCount> {
-  return getAudience(c.get('services').sql, c.get('session').accountId, idParam(c))
 }
 
 function fileOf(form: Form): File {
@@ -67,8 +61,7 @@ async function added(
   /** Typed members: the lines refused, to put back in the box. */
   refusedLines?: () => string,
 ) {
-  const { sql } = c.get('services')
-  const { accountId, id: sessionId } = c.get('session')
+  const { sql, accountId, session } = signedIn(c)
   let imported: Awaited<ReturnType<typeof importMembers>>
   try {
     imported = await importMembers(sql, accountId, audience.id, chunks)
@@ -78,7 +71,7 @@ async function added(
   const { inserted, duplicates, problems, moreProblems } = imported
   const done = `${counted(inserted, 'member')} added, ${duplicates} already in the audience.`
   if (problems.length === 0) {
-    await leaveMessage(sql, sessionId, done)
+    await leaveMessage(sql, session.id, done)
     return c.redirect(`${LIST}/${audience.id}`, 303)
   }
   const refusedCount = problems.length + moreProblems

@@ -15,10 +15,14 @@ import { act } from './errors.tsx'
 import { type Form, readForm, validated } from './form-fields.ts'
 import { HtmlPreview } from './html-preview.tsx'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 
-const LIST = '/dashboard/templates'
-const one = (id: number) => `${LIST}/${id}`
+const TEMPLATES = resource('/dashboard/templates', (c, id) => {
+  const { sql, accountId } = signedIn(c)
+  return getTemplate(sql, accountId, id)
+})
+const LIST = TEMPLATES.list
+const one = TEMPLATES.one
 
 /** The fields of a template form, as typed: an empty body box means no such body. */
 interface Fields {
@@ -43,75 +47,68 @@ function fieldsOfTemplate(t: Template): Fields {
 
 /** Templates: list, create, edit with a rendered preview, delete. */
 export function registerTemplates(app: Dashboard): void {
-  app.get(LIST, (c) => listPage(c, {}))
-
-  app.post(LIST, async (c) => {
-    const fields = fieldsOf(await readForm(c))
-    return act(
-      c,
-      LIST,
-      async () => {
-        const content = validated(TemplateCreateRequestSchema, {
-          name: fields.name,
-          subject: fields.subject,
-          text_body: fields.text_body || undefined,
-          html_body: fields.html_body || undefined,
-        })
-        const template = await createTemplate(c.get('services').sql, c.get('session').accountId, content)
-        return `Template “${template.name}” created.`
-      },
-      (refusal, status) => listPage(c, { refusal, fields }, status),
-    )
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const template = await own(c)
-    return editPage(c, template, { fields: fieldsOfTemplate(template) })
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const template = await own(c)
-    const form = await readForm(c)
-    const fields = fieldsOf(form)
-    return act(
-      c,
-      one(template.id),
-      async () => {
-        const change = validated(TemplateUpdateRequestSchema, { name: fields.name, subject: fields.subject })
-        await updateTemplate(c.get('services').sql, c.get('session').accountId, template.id, {
-          ...change,
-          text_body: fields.text_body || null,
-          html_body: fields.html_body || null,
-        })
-        return 'Template saved.'
-      },
-      (refusal, status) => editPage(c, template, { refusal, fields, sample: form.text('sample') }, status),
-    )
-  })
-
+  const on = routes(app, TEMPLATES)
+  on.list((c) => listPage(c, {}))
+  on.create(create)
+  on.detail((c, template) => editPage(c, template, { fields: fieldsOfTemplate(template) }))
+  on.update(update)
   // Renders what is in the form, saved or not, with the sample values given.
-  app.post(`${LIST}/:id{[0-9]+}/preview`, async (c) => {
-    const template = await own(c)
+  on.action('preview', async (c, template) => {
     const form = await readForm(c)
     return editPage(c, template, { fields: fieldsOf(form), sample: form.text('sample') })
   })
-
-  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const template = await own(c)
-    return act(
+  on.action('delete', (c, template) =>
+    act(
       c,
       LIST,
       async () => {
-        await deleteTemplate(c.get('services').sql, c.get('session').accountId, template.id)
+        const { sql, accountId } = signedIn(c)
+        await deleteTemplate(sql, accountId, template.id)
         return `Template “${template.name}” deleted. Batches already created with it are not affected.`
       },
       (refusal, status) => editPage(c, template, { refusal, fields: fieldsOfTemplate(template) }, status),
-    )
-  })
+    ),
+  )
 }
 
-function own(c: DashboardContext): Promise<Template> {
-  return getTemplate(c.get('services').sql, c.get('session').accountId, idParam(c))
+async function create(c: DashboardContext) {
+  const fields = fieldsOf(await readForm(c))
+  return act(
+    c,
+    LIST,
+    async () => {
+      const content = validated(TemplateCreateRequestSchema, {
+        name: fields.name,
+        subject: fields.subject,
+        text_body: fields.text_body || undefined,
+        html_body: fields.html_body || undefined,
+      })
+      const { sql, accountId } = signedIn(c)
+      const template = await createTemplate(sql, accountId, content)
+      return `Template “${template.name}” created.`
+    },
+    (refusal, status) => listPage(c, { refusal, fields }, status),
+  )
+}
+
+async function update(c: DashboardContext, template: Template) {
+  const form = await readForm(c)
+  const fields = fieldsOf(form)
+  return act(
+    c,
+    one(template.id),
+    async () => {
+      const change = validated(TemplateUpdateRequestSchema, { name: fields.name, subject: fields.subject })
+      const { sql, accountId } = signedIn(c)
+      await updateTemplate(sql, accountId, template.id, {
+        ...change,
+        text_body: fields.text_body || null,
+        html_body: fields.html_body || null,
+      })
+      return 'Template saved.'
+    },
+    (refusal, status) => editPage(c, template, { refusal, fields, sample: form.text('sample') }, status),
+  )
 }
 
 interface ListState {
@@ -120,7 +117,8 @@ interface ListState {
 }
 
 async function listPage(c: DashboardContext, state: ListState, status: ContentfulStatusCode = 200) {
-  const templates = await listTemplates(c.get('services').sql, c.get('session').accountId)
+  const { sql, accountId } = signedIn(c)
+  const templates = await listTemplates(sql, accountId)
   return page(
     c,
     { title: 'Templates', section: LIST, refusal: state.refusal, status },

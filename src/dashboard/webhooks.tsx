@@ -20,9 +20,14 @@ import { act, refused } from './errors.tsx'
 import { type Form, readForm } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 
-const LIST = '/dashboard/webhooks'
-const one = (id: number) => `${LIST}/${id}`
+const WEBHOOKS = resource('/dashboard/webhooks', (c, id) => {
+  const { sql, accountId } = signedIn(c)
+  return getWebhook(sql, accountId, id)
+})
+const LIST = WEBHOOKS.list
+const one = WEBHOOKS.one
 const EVENT_TYPES = WebhookEventTypeSchema.options
 /** Deliveries shown on an endpoint's page. */
 const RECENT = 50
@@ -32,109 +37,38 @@ const RECENT = 50
  * rotate the secret, delete; an endpoint's recent deliveries, each of which can be sent again.
  */
 export function registerWebhooks(app: Dashboard): void {
-  app.get(LIST, (c) => listPage(c, {}))
-
-  app.post(LIST, async (c) => {
-    const form = await readForm(c)
-    try {
-      const created = await createWebhook(c.get('services'), c.get('session').accountId, {
-        url: form.text('url').trim(),
-        events: eventsOf(form),
-        description: form.optional('description'),
-      })
-      // Shown in this answer only, like a new API key.
-      return endpointPage(c, created.webhook, { secret: { value: created.secret, rotated: false } })
-    } catch (error) {
-      return refused(error, (refusal, status) =>
-        listPage(
-          c,
-          { refusal, values: { url: form.text('url'), description: form.text('description') } },
-          status,
-        ),
-      )
-    }
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}`, async (c) => endpointPage(c, await own(c), {}))
-
-  app.post(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const current = await own(c)
-    const form = await readForm(c)
-    return act(
-      c,
-      one(current.id),
-      async () => {
-        await updateWebhook(c.get('services'), c.get('session').accountId, current.id, {
-          url: form.text('url').trim(),
-          events: eventsOf(form),
-          description: form.text('description').trim(),
-          enabled: form.checked('enabled'),
-        })
-        return 'Endpoint saved.'
-      },
-      (refusal, status) => endpointPage(c, current, { refusal }, status),
-    )
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
-    const current = await own(c)
-    return confirmPage(c, {
-      title: `Rotate the signing secret of ${current.url}?`,
-      section: LIST,
-      consequences: (
-        <p>
-          Deliveries from now on are signed with a new secret, and the current one is no longer used: the
-          endpoint refuses them until it checks with the new one. It is shown once, on the next page.
-        </p>
-      ),
-      action: `${one(current.id)}/rotate`,
-      label: 'Rotate the secret',
-      back: one(current.id),
-      keep: 'Keep the current secret',
-    })
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const current = await own(c)
-    return confirmPage(c, {
-      title: `Delete the endpoint ${current.url}?`,
-      section: LIST,
-      consequences: (
-        <p>Nothing more is sent to it, and its deliveries, those still being tried included, go with it.</p>
-      ),
-      action: `${one(current.id)}/delete`,
-      label: 'Delete the endpoint',
-      back: one(current.id),
-    })
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/rotate`, async (c) => {
-    const current = await own(c)
-    const rotated = await rotateWebhookSecret(c.get('services'), c.get('session').accountId, current.id)
+  const on = routes(app, WEBHOOKS)
+  on.list((c) => listPage(c, {}))
+  on.create(create)
+  on.detail((c, current) => endpointPage(c, current, {}))
+  on.update(update)
+  on.confirm('rotate', rotateConfirmation)
+  on.confirm('delete', deleteConfirmation)
+  on.action('rotate', async (c, current) => {
+    const { services, accountId } = signedIn(c)
+    const rotated = await rotateWebhookSecret(services, accountId, current.id)
     return endpointPage(c, rotated.webhook, { secret: { value: rotated.secret, rotated: true } })
   })
-
-  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const current = await own(c)
-    return act(
+  on.action('delete', (c, current) =>
+    act(
       c,
       LIST,
       async () => {
-        await deleteWebhook(c.get('services').sql, c.get('session').accountId, current.id)
+        const { sql, accountId } = signedIn(c)
+        await deleteWebhook(sql, accountId, current.id)
         return `Endpoint ${current.url} deleted: nothing more is sent to it.`
       },
       (refusal, status) => endpointPage(c, current, { refusal }, status),
-    )
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/deliveries/:delivery{[0-9]+}/again`, async (c) => {
-    const current = await own(c)
+    ),
+  )
+  on.action('deliveries/:delivery{[0-9]+}/again', (c, current) => {
     const delivery = idParam(c, 'delivery')
     return act(
       c,
       one(current.id),
       async () => {
-        await sendAgain(c.get('services').sql, c.get('session').accountId, current.id, delivery)
+        const { sql, accountId } = signedIn(c)
+        await sendAgain(sql, accountId, current.id, delivery)
         return 'The event is sent again, with the same webhook-id.'
       },
       (refusal, status) => endpointPage(c, current, { refusal }, status),
@@ -142,8 +76,75 @@ export function registerWebhooks(app: Dashboard): void {
   })
 }
 
-function own(c: DashboardContext): Promise<Webhook> {
-  return getWebhook(c.get('services').sql, c.get('session').accountId, idParam(c))
+async function create(c: DashboardContext) {
+  const form = await readForm(c)
+  try {
+    const { services, accountId } = signedIn(c)
+    const created = await createWebhook(services, accountId, {
+      url: form.text('url').trim(),
+      events: eventsOf(form),
+      description: form.optional('description'),
+    })
+    // Shown in this answer only, like a new API key.
+    return endpointPage(c, created.webhook, { secret: { value: created.secret, rotated: false } })
+  } catch (error) {
+    return refused(error, (refusal, status) =>
+      listPage(
+        c,
+        { refusal, values: { url: form.text('url'), description: form.text('description') } },
+        status,
+      ),
+    )
+  }
+}
+
+async function update(c: DashboardContext, current: Webhook) {
+  const form = await readForm(c)
+  return act(
+    c,
+    one(current.id),
+    async () => {
+      const { services, accountId } = signedIn(c)
+      await updateWebhook(services, accountId, current.id, {
+        url: form.text('url').trim(),
+        events: eventsOf(form),
+        description: form.text('description').trim(),
+        enabled: form.checked('enabled'),
+      })
+      return 'Endpoint saved.'
+    },
+    (refusal, status) => endpointPage(c, current, { refusal }, status),
+  )
+}
+
+function rotateConfirmation(c: DashboardContext, current: Webhook) {
+  return confirmPage(c, {
+    title: `Rotate the signing secret of ${current.url}?`,
+    section: LIST,
+    consequences: (
+      <p>
+        Deliveries from now on are signed with a new secret, and the current one is no longer used: the
+        endpoint refuses them until it checks with the new one. It is shown once, on the next page.
+      </p>
+    ),
+    action: `${one(current.id)}/rotate`,
+    label: 'Rotate the secret',
+    back: one(current.id),
+    keep: 'Keep the current secret',
+  })
+}
+
+function deleteConfirmation(c: DashboardContext, current: Webhook) {
+  return confirmPage(c, {
+    title: `Delete the endpoint ${current.url}?`,
+    section: LIST,
+    consequences: (
+      <p>Nothing more is sent to it, and its deliveries, those still being tried included, go with it.</p>
+    ),
+    action: `${one(current.id)}/delete`,
+    label: 'Delete the endpoint',
+    back: one(current.id),
+  })
 }
 
 function eventsOf(form: Form): WebhookEventType[] {
@@ -160,7 +161,8 @@ interface ListState {
 }
 
 async function listPage(c: DashboardContext, state: ListState, status: ContentfulStatusCode = 200) {
-  const webhooks = await listWebhooks(c.get('services').sql, c.get('session').accountId)
+  const { sql, accountId } = signedIn(c)
+  const webhooks = await listWebhooks(sql, accountId)
   const token = c.get('formToken')
   return page(
     c,
@@ -262,12 +264,8 @@ async function endpointPage(
   state: EndpointState,
   status: ContentfulStatusCode = 200,
 ) {
-  const deliveries = await listDeliveries(
-    c.get('services').sql,
-    c.get('session').accountId,
-    webhook.id,
-    RECENT,
-  )
+  const { sql, accountId } = signedIn(c)
+  const deliveries = await listDeliveries(sql, accountId, webhook.id, RECENT)
   const token = c.get('formToken')
   return page(
     c,
