@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { PROJECT_ROOT } from '../../src/project-root.ts'
 
@@ -69,11 +70,50 @@ it("documents every setting the service reads in the README's configuration tabl
   expect([...read].filter((name) => !rows.has(name as string))).toEqual([])
 })
 
-it('finds the paths and links a text names, without the punctuation that follows them', () => {
+/** Where code and docs may cite a topic of docs/decisions.md by its heading. */
+const CITING = ['src', 'test', 'bench', 'scripts', 'docs', 'openapi']
+
+async function filesUnder(folder: string): Promise<string[]> {
+  const entries = await readdir(path.join(PROJECT_ROOT, folder), { recursive: true, withFileTypes: true })
+  return entries
+    .filter((entry) => entry.isFile() && /\.(ts|tsx|sql|md|yaml)$/.test(entry.name))
+    .map((entry) => path.join(entry.parentPath, entry.name))
+}
+
+/** The headings a text cites as `docs/decisions.md, "Heading"` (or several), across comment lines. */
+function citedTopics(text: string): string[] {
+  const joined = text.replace(/\n\s*(\*|\/\/|--|#)?\s*/g, ' ')
+  const citations = joined.matchAll(/decisions\.md(?:, section)?[,:]?\s*\(?((?:"[^"]+"[;,]?\s*)+)/g)
+  return [...citations].flatMap(([, titles = '']) =>
+    [...titles.matchAll(/"([^"]+)"/g)].map(([, title]) => title as string),
+  )
+}
+
+it('cites only topics docs/decisions.md has', async () => {
+  const decisions = await readFile(path.join(PROJECT_ROOT, 'docs', 'decisions.md'), 'utf8')
+  const headings = new Set([...decisions.matchAll(/^#+ (.+)$/gm)].map(([, heading]) => heading))
+  const unknown: string[] = []
+  for (const folder of CITING) {
+    for (const file of await filesUnder(folder)) {
+      // This file's own examples cite made-up topics.
+      if (file === fileURLToPath(import.meta.url)) continue
+      for (const topic of citedTopics(await readFile(file, 'utf8'))) {
+        if (!headings.has(topic)) unknown.push(`${path.relative(PROJECT_ROOT, file)}: "${topic}"`)
+      }
+    }
+  }
+  expect(unknown).toEqual([])
+})
+
+it('finds the paths, links and topics a text names, without the punctuation that follows them', () => {
   expect(sourcePaths('see `src/db/queue.ts`, and src/http/. Then src/smtp/pool.ts.')).toEqual([
     'src/db/queue.ts',
     'src/http/',
     'src/smtp/pool.ts',
+  ])
+  expect(citedTopics(' * (docs/decisions.md, "Quota, daily\n * limit and pacing"; "Pauses")')).toEqual([
+    'Quota, daily limit and pacing',
+    'Pauses',
   ])
   expect(
     linkedFiles('docs/a.md', '[b](b.md#top), [c](../c.md), [w](https://x.example/), [h](#here)'),
