@@ -7,7 +7,7 @@ export const QUOTA_PERIODS = ['day', 'hour'] as const
 export type QuotaPeriod = (typeof QUOTA_PERIODS)[number]
 export type SmtpPort = 465 | 587 | 2525
 export type ConnectionStatus = 'active' | 'disabled' | 'paused'
-/** Who paused a connection (see migration 008). */
+/** Who paused a connection (the `paused_by` column, src/db/migrations/008_recipient_outcomes.sql). */
 export type PausedBy = 'operator' | 'pushback' | 'unreachable'
 
 /** A connection as the operator sees it; the password never leaves the database. */

@@ -8,8 +8,8 @@ import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'
 /**
  * POST /send's statements before SMTP: what the request finds (its key's earlier attempt, the
  * connection it names) in one round trip, then its attempt claimed and its units taken in
- * another (migration 019), with those of its connection's other requests then waiting. Its
- * settlement is the outbox's.
+ * another (`mailroom_send_attempts`, src/db/functions/30_mailroom_send_attempts.sql), with those
+ * of its connection's other requests then waiting. Its settlement is the outbox's.
  */
 
 export interface SendFindings {
@@ -74,8 +74,8 @@ const DEADLOCK_DETECTED = '40P01'
  * Records attempts about to reach SMTP through the connection of `limits`, all counting against
  * them, as one at a time in the order given would: each under its idempotency key, then
  * taking one unit of each limit (mailroom_take_units); an attempt a limit refuses is not
- * recorded, nor one whose vouch no longer holds. One statement (migration 019): a round of the
- * connection's concurrent requests.
+ * recorded, nor one whose vouch no longer holds. One statement: a round of the connection's
+ * concurrent requests.
  *
  * A round holds what each of its attempts took until it commits, so two rounds reusing each
  * other's idempotency keys (through two connections of an account) can deadlock, where one
