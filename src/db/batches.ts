@@ -163,7 +163,7 @@ const BATCHES = (db: Db) => db`
   select b.id, b.account_id, b.connection_id, b.name, b.total_count, r.sent_count, r.failed_count, r.started,
     api_timestamp(b.created_at) as created_at,
     api_timestamp(greatest(b.updated_at, r.last_change)) as updated_at
-  from batches b cross join lateral (${batchProgress(db)}) r`
+  from batches b cross join lateral (${batchProgress(db, db`b.id`)}) r`
 
 /** The batch with its counts, optionally locked. */
 export async function batchById(db: Db, id: number, lock = false): Promise<BatchRow | undefined> {
@@ -281,23 +281,17 @@ export async function moveBatchRecipients(
   return row?.left ?? false
 }
 
-/** What a batch's recipients' records say of it. */
-export interface BatchProgress {
-  sent_count: number
-  failed_count: number
-  /** A worker has taken at least one of its messages. */
-  started: boolean
-  last_change: Date | null
-}
-
-/** A lateral subquery over the records of batch `b` (the row alias of the batches table). */
-export function batchProgress(db: Db) {
+/**
+ * What the records of the batch `batchId` (an SQL expression) say of it, as a subquery: its sent
+ * and failed counts, whether a worker has taken any of its messages, and their last change.
+ */
+function batchProgress(db: Db, batchId: Fragment): Fragment {
   return db`
     select count(*) filter (where status = 'sent')::int as sent_count,
            count(*) filter (where status = 'failed')::int as failed_count,
            coalesce(bool_or(status <> 'queued' or attempts > 0), false) as started,
            max(updated_at) as last_change
-    from outbox where batch_id = b.id`
+    from outbox where batch_id = ${batchId}`
 }
 
 /** A batch's failed recipients in the order they were queued; a page of them (after `after`) when asked. */
