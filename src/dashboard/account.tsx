@@ -7,6 +7,7 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { refused } from './errors.tsx'
 import { readForm } from './form-fields.ts'
 import { PostForm, page, type Refusal } from './layout.tsx'
+import { signedIn } from './resource.ts'
 
 const PAGE = '/dashboard/account'
 
@@ -16,8 +17,7 @@ export function registerAccount(app: Dashboard): void {
 
   app.post(`${PAGE}/password`, async (c) => {
     const form = await readForm(c)
-    const sql = c.get('services').sql
-    const { accountId } = c.get('session')
+    const { sql, accountId } = signedIn(c)
     try {
       if (form.text('new_password') !== form.text('repeat_password')) {
         throw invalidInput([

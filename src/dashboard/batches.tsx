@@ -14,15 +14,16 @@ import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { ActionButton, Pager, page, type Refusal, Table, When } from './layout.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 
-const LIST = '/dashboard/batches'
-const one = (id: number) => `${LIST}/${id}`
+const BATCHES = resource('/dashboard/batches', (c, id) => ownBatch(signedIn(c).sql, owner(c), id))
+const LIST = BATCHES.list
+const one = BATCHES.one
 /** A running batch's page refreshes its progress this often (seconds). */
 const LIVE_EVERY = 2
 
 function owner(c: DashboardContext): BatchOwner {
-  const { accountId, plan } = c.get('session')
+  const { accountId, plan } = signedIn(c).session
   return { accountId, plan }
 }
 
@@ -35,72 +36,66 @@ function cursor(c: DashboardContext, name: string): number | undefined {
 
 /** Batches: list with progress; a page per batch with live progress, failed recipients, retry and delete. */
 export function registerBatches(app: Dashboard): void {
-  app.get(LIST, async (c) => {
-    const before = cursor(c, 'before')
-    try {
-      const { batches, older } = await listBatches(c.get('services').sql, owner(c), before)
-      return page(
-        c,
-        { title: 'Batches', section: LIST },
-        <>
-          {batches.length === 0 ? (
-            <p>
-              No batch yet. Batches are sent through the API: <code>POST /v1/send/batch</code>.
-            </p>
-          ) : (
-            <BatchTable batches={batches} />
-          )}
-          <Pager
-            newer={before !== undefined ? LIST : undefined}
-            older={older !== undefined ? `${LIST}?before=${older}` : undefined}
-          />
-        </>,
-      )
-    } catch (error) {
-      return refused(error, (refusal, status) =>
-        page(c, { title: 'Batches', section: LIST, refusal, status }, null),
-      )
-    }
-  })
-
-  app.get(`${LIST}/:id{[0-9]+}`, (c) => batchPage(c, idParam(c), {}))
-
-  app.get(`${LIST}/:id{[0-9]+}/live`, async (c) => {
-    const batch = await ownBatch(c.get('services').sql, owner(c), idParam(c))
-    const failures = await failedRecipients(c.get('services').sql, owner(c), batch.id)
+  const on = routes(app, BATCHES)
+  on.list(listPage)
+  on.detail((c, batch) => batchPage(c, batch, {}))
+  on.view('live', async (c, batch) => {
+    const failures = await failedRecipients(signedIn(c).sql, owner(c), batch.id)
     return c.html(<Progress c={c} batch={batch} failures={failures} live />)
   })
-
-  app.post(`${LIST}/:id{[0-9]+}/retry`, async (c) => {
-    const id = idParam(c)
-    return act(
+  on.action('retry', (c, batch) =>
+    act(
       c,
-      one(id),
+      one(batch.id),
       async () => {
-        const before = await ownBatch(c.get('services').sql, owner(c), id)
-        await retryFailures(c.get('services').sql, owner(c), id)
-        const n = before.failed_count
+        await retryFailures(signedIn(c).sql, owner(c), batch.id)
+        const n = batch.failed_count
         return n === 0
           ? 'The batch has no failed recipient to retry.'
           : `${counted(n, 'failed recipient')} queued again.`
       },
-      (refusal, status) => batchPage(c, id, { refusal }, status),
-    )
-  })
-
-  app.post(`${LIST}/:id{[0-9]+}/delete`, async (c) => {
-    const id = idParam(c)
-    return act(
+      (refusal, status) => batchPage(c, batch, { refusal }, status),
+    ),
+  )
+  on.action('delete', (c, batch) =>
+    act(
       c,
       LIST,
       async () => {
-        const batch = await ownBatch(c.get('services').sql, owner(c), id)
-        await deleteOwnBatch(c.get('services').sql, owner(c), id)
+        await deleteOwnBatch(signedIn(c).sql, owner(c), batch.id)
         return `Batch “${batch.name}” deleted; its messages stay in the outbox until their retention ends.`
       },
-      (refusal, status) => batchPage(c, id, { refusal }, status),
+      (refusal, status) => batchPage(c, batch, { refusal }, status),
+    ),
+  )
+}
+
+async function listPage(c: DashboardContext) {
+  const before = cursor(c, 'before')
+  try {
+    const { batches, older } = await listBatches(signedIn(c).sql, owner(c), before)
+    return page(
+      c,
+      { title: 'Batches', section: LIST },
+      <>
+        {batches.length === 0 ? (
+          <p>
+            No batch yet. Batches are sent through the API: <code>POST /v1/send/batch</code>.
+          </p>
+        ) : (
+          <BatchTable batches={batches} />
+        )}
+        <Pager
+          newer={before !== undefined ? LIST : undefined}
+          older={older !== undefined ? `${LIST}?before=${older}` : undefined}
+        />
+      </>,
     )
-  })
+  } catch (error) {
+    return refused(error, (refusal, status) =>
+      page(c, { title: 'Batches', section: LIST, refusal, status }, null),
+    )
+  }
 }
 
 function ended(batch: Batch): boolean {
@@ -140,14 +135,12 @@ function BatchStatus(props: { status: Batch['status'] }) {
 
 async function batchPage(
   c: DashboardContext,
-  id: number,
+  batch: Batch,
   state: { refusal?: Refusal },
   status: ContentfulStatusCode = 200,
 ) {
-  const sql = c.get('services').sql
-  const batch = await ownBatch(sql, owner(c), id)
   const after = cursor(c, 'after')
-  const failures = await failedRecipients(sql, owner(c), id, after)
+  const failures = await failedRecipients(signedIn(c).sql, owner(c), batch.id, after)
   return page(
     c,
     { title: batch.name, section: LIST, refusal: state.refusal, status },

@@ -57,7 +57,7 @@ export function registerConnections(app: Dashboard): void {
     const done = await resumeConnection(signedIn(c).sql, id)
     return `Connection ${done.from} resumed.`
   })
-  on.confirm('delete', async (c, connection) => {
+  on.view('delete', async (c, connection) => {
     const { sql, accountId } = signedIn(c)
     const queued = await queuedMail(sql, accountId, connection.id)
     const only = (await listConnections(sql, accountId)).length === 1

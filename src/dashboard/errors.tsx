@@ -5,6 +5,7 @@ import { AppError } from '../errors.ts'
 import { ERROR_CATALOG } from '../generated/errors.ts'
 import type { DashboardContext, DashboardEnv } from './env.ts'
 import { page, plainPage, type Refusal, RefusalNotice } from './layout.tsx'
+import { signedIn } from './resource.ts'
 
 /**
  * Another account's resource is as missing as one that never was: the API's 403 `Access
@@ -70,7 +71,8 @@ export async function act(
   } catch (error) {
     return refused(error, again)
   }
-  await leaveMessage(c.get('services').sql, c.get('session').id, done)
+  const { sql, session } = signedIn(c)
+  await leaveMessage(sql, session.id, done)
   return c.redirect(to, 303)
 }
 

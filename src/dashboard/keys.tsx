@@ -21,8 +21,8 @@ export function registerKeys(app: Dashboard): void {
   const on = routes(app, KEYS)
   on.list((c) => keysPage(c, {}))
   on.create(create)
-  on.confirm('rotate', rotateConfirmation)
-  on.confirm('revoke', revokeConfirmation)
+  on.view('rotate', rotateConfirmation)
+  on.view('revoke', revokeConfirmation)
   on.action('rotate', async (c, key) => {
     try {
       const rotated = await rotateKey(signedIn(c).sql, key.id)

@@ -15,7 +15,7 @@ const MEMBER = 'members/:member{[0-9]+}/delete'
 
 /** Deleting an audience's member: a confirmation page, then the action it posts. */
 export function registerMemberDelete(on: Routes<AudienceWithCount>): void {
-  on.confirm(MEMBER, async (c, audience) => confirmation(c, audience, await member(c, audience)))
+  on.view(MEMBER, async (c, audience) => confirmation(c, audience, await member(c, audience)))
 
   on.action(MEMBER, async (c, audience) => {
     const found = await member(c, audience)

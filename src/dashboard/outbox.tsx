@@ -7,54 +7,55 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { refusalOf } from './errors.tsx'
 import { Pager, page, type Refusal, Table, When } from './layout.tsx'
 import { OUTBOX_PATH as LIST, RecordPage, StatusTag } from './outbox-record.tsx'
-import { idParam } from './params.ts'
+import { resource, routes, signedIn } from './resource.ts'
 
 /** The newest page refreshes itself this often (seconds). */
 const LIVE_EVERY = 5
 const STATUSES = ['queued', 'sending', 'sent', 'failed'] as const
 const MAX_SEARCH = 200
 
+const OUTBOX = resource(LIST, (c, id) => {
+  const { sql, accountId } = signedIn(c)
+  return outboxRecord(sql, accountId, id)
+})
+
 /** The outbox: newest first, paged, filtered and searched; a page per record. */
 export function registerOutbox(app: Dashboard): void {
-  app.get(LIST, async (c) => {
-    const query = readQuery(c)
-    const sql = c.get('services').sql
-    const { accountId } = c.get('session')
-    const [connections, found] = await Promise.all([
-      listConnections(sql, accountId),
-      query.refusal ? undefined : listOutbox(sql, accountId, query.filter, { before: query.before }),
-    ])
-    return page(
-      c,
-      {
-        title: 'Outbox',
-        section: '/dashboard/outbox',
-        refusal: query.refusal,
-        status: query.refusal ? 400 : 200,
-      },
-      <>
-        <FilterForm filter={query.filter} connections={connections.map((x) => [x.id, x.from])} />
-        {found ? <Records query={query} found={found} /> : null}
-      </>,
-    )
-  })
-
+  const on = routes(app, OUTBOX)
+  on.list(listPage)
   // The newest page's rows, for the script that keeps them current.
   app.get(`${LIST}/live`, async (c) => {
     const query = readQuery(c)
     if (query.refusal) return c.body(null, 400)
-    const found = await listOutbox(c.get('services').sql, c.get('session').accountId, query.filter)
+    const { sql, accountId } = signedIn(c)
+    const found = await listOutbox(sql, accountId, query.filter)
     return c.html(<Records query={query} found={found} />)
   })
+  on.detail((c, record) =>
+    page(c, { title: `Message ${record.id}`, section: '/dashboard/outbox' }, <RecordPage record={record} />),
+  )
+}
 
-  app.get(`${LIST}/:id{[0-9]+}`, async (c) => {
-    const record = await outboxRecord(c.get('services').sql, c.get('session').accountId, idParam(c))
-    return page(
-      c,
-      { title: `Message ${record.id}`, section: '/dashboard/outbox' },
-      <RecordPage record={record} />,
-    )
-  })
+async function listPage(c: DashboardContext) {
+  const query = readQuery(c)
+  const { sql, accountId } = signedIn(c)
+  const [connections, found] = await Promise.all([
+    listConnections(sql, accountId),
+    query.refusal ? undefined : listOutbox(sql, accountId, query.filter, { before: query.before }),
+  ])
+  return page(
+    c,
+    {
+      title: 'Outbox',
+      section: '/dashboard/outbox',
+      refusal: query.refusal,
+      status: query.refusal ? 400 : 200,
+    },
+    <>
+      <FilterForm filter={query.filter} connections={connections.map((x) => [x.id, x.from])} />
+      {found ? <Records query={query} found={found} /> : null}
+    </>,
+  )
 }
 
 interface Query {

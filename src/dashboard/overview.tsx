@@ -2,12 +2,13 @@ import { accountOverview, type QuotaUse } from '../accounts/overview.ts'
 import type { DayActivity } from '../db/outbox-types.ts'
 import type { Dashboard } from './env.ts'
 import { page, Table, When } from './layout.tsx'
+import { signedIn } from './resource.ts'
 
 /** GET /dashboard: plan, today's sends against the daily limit, quotas, the last 30 days. */
 export function registerOverview(app: Dashboard): void {
   app.get('/dashboard', async (c) => {
-    const session = c.get('session')
-    const overview = await accountOverview(c.get('services').sql, session.accountId, session.plan)
+    const { sql, accountId, session } = signedIn(c)
+    const overview = await accountOverview(sql, accountId, session.plan)
     return page(
       c,
       { title: 'Overview', section: '/dashboard' },

@@ -41,15 +41,16 @@ export function resource<T, List extends string>(
 
 /**
  * A resource's routes, each handler at one item given the item its address names, once found:
- * `list` and `create` at the list, `detail` and `update` at one item, `confirm` (the page
- * before an action) and `action` at a path below it (`delete`, `members/:member{[0-9]+}/delete`).
+ * `list` and `create` at the list, `detail` and `update` at one item, `view` (a page, such as
+ * the confirmation before an action) and `action` at a path below it (`delete`,
+ * `members/:member{[0-9]+}/delete`).
  */
 export interface Routes<T> {
   list(handler: Page): void
   create(handler: Page): void
   detail(handler: ItemPage<T>): void
   update(handler: ItemPage<T>): void
-  confirm(below: string, handler: ItemPage<T>): void
+  view(below: string, handler: ItemPage<T>): void
   action(below: string, handler: ItemPage<T>): void
 }
 
@@ -64,7 +65,7 @@ export function routes<T>(app: Dashboard, resource: Resource<T>): Routes<T> {
     create: (handler) => void app.post(resource.list, handler),
     detail: (handler) => void app.get(item, found(handler)),
     update: (handler) => void app.post(item, found(handler)),
-    confirm: (below, handler) => void app.get(`${item}/${below}`, found(handler)),
+    view: (below, handler) => void app.get(`${item}/${below}`, found(handler)),
     action: (below, handler) => void app.post(`${item}/${below}`, found(handler)),
   }
 }

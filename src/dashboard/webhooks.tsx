@@ -42,8 +42,8 @@ export function registerWebhooks(app: Dashboard): void {
   on.create(create)
   on.detail((c, current) => endpointPage(c, current, {}))
   on.update(update)
-  on.confirm('rotate', rotateConfirmation)
-  on.confirm('delete', deleteConfirmation)
+  on.view('rotate', rotateConfirmation)
+  on.view('delete', deleteConfirmation)
   on.action('rotate', async (c, current) => {
     const { services, accountId } = signedIn(c)
     const rotated = await rotateWebhookSecret(services, accountId, current.id)
