@@ -11,7 +11,6 @@ import {
   listAudiences,
   updateAudience,
 } from '../audiences/audiences.ts'
-import { CSV_LIMITS } from '../audiences/member-csv.ts'
 import { listConnections } from '../connections/connections.ts'
 import { isStorableId } from '../db/ids.ts'
 import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
@@ -23,7 +22,7 @@ import { act } from './errors.tsx'
 import { readForm, validated } from './form-fields.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { registerMemberDelete } from './member-delete.tsx'
-import { registerMemberImport } from './member-import.tsx'
+import { AddMembers, registerMemberImport } from './member-import.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
@@ -213,6 +212,8 @@ function memberQuery(c: DashboardContext) {
   return { search: search?.includes('\u0000') ? undefined : search, after }
 }
 
+type MemberQuery = ReturnType<typeof memberQuery>
+
 async function audiencePage(
   c: DashboardContext,
   audience: AudienceWithCount,
@@ -221,17 +222,13 @@ async function audiencePage(
 ) {
   const query = memberQuery(c)
   const { sql, accountId, services } = signedIn(c)
-  const { members, more } = await browseMembers(sql, accountId, audience.id, query)
+  const found = await browseMembers(sql, accountId, audience.id, query)
   const token = c.get('formToken')
   const [signupPage, connections] = await Promise.all([
     // A batch's temporary audience has no page of its own.
     audience.temporary ? undefined : getSignupPage(sql, accountId, audience.id, services.config.publicUrl),
     listConnections(sql, accountId),
   ])
-  const base = (extra: Record<string, string>) => {
-    const params = new URLSearchParams({ ...(query.search ? { q: query.search } : {}), ...extra })
-    return params.size ? `${one(audience.id)}?${params}` : one(audience.id)
-  }
   return page(
     c,
     { title: audience.name, section: LIST, refusal: state.refusal, status },
@@ -240,63 +237,8 @@ async function audiencePage(
         <a href={LIST}>← Audiences</a>
       </p>
       {audience.description ? <p class="wrap">{audience.description}</p> : null}
-      <section>
-        <h2>Members ({audience.member_count})</h2>
-        <form method="get" action={one(audience.id)} class="search">
-          <input
-            type="search"
-            name="q"
-            value={query.search}
-            placeholder="Search by address"
-            aria-label="Search"
-          />
-          <button type="submit" class="outline">
-            Search
-          </button>
-        </form>
-        {members.length === 0 ? (
-          <p class="muted">{query.search ? 'No member matches.' : 'No member yet.'}</p>
-        ) : (
-          <MemberTable audienceId={audience.id} members={members} />
-        )}
-        <Pager
-          newer={query.after !== undefined ? base({}) : undefined}
-          older={more !== undefined ? base({ after: String(more) }) : undefined}
-        />
-      </section>
-      <section class="grid add-members">
-        <article>
-          <header>Add members as text</header>
-          <PostForm action={`${one(audience.id)}/members`} token={token}>
-            <textarea
-              name="lines"
-              rows={6}
-              required
-              aria-label="Members, one per line"
-              placeholder={'ann@example.com, name=Ann, VIP\nbob@example.com'}
-            >
-              {state.lines ?? ''}
-            </textarea>
-            <small>
-              One per line: the address, then <code>key=value</code> pairs separated by commas. A value
-              without a key is stored as <code>attr_1</code>, <code>attr_2</code>, … in order.
-            </small>
-            <button type="submit">Add</button>
-          </PostForm>
-        </article>
-        <article>
-          <header>Import a CSV file</header>
-          <PostForm action={`${one(audience.id)}/members/csv`} token={token} enctype="multipart/form-data">
-            <input type="file" name="file" accept=".csv,text/csv" required aria-label="CSV file" />
-            <small>
-              UTF-8, with a header row naming the columns: <code>email</code>, and any other column becomes a
-              value of that name. At most {CSV_LIMITS.members.toLocaleString('en-US')} members and{' '}
-              {CSV_LIMITS.columns} columns a file.
-            </small>
-            <button type="submit">Import</button>
-          </PostForm>
-        </article>
-      </section>
+      <Members audience={audience} query={query} members={found.members} more={found.more} />
+      <AddMembers action={`${one(audience.id)}/members`} token={token} lines={state.lines} />
       {audience.temporary ? null : (
         <SignupPageSection
           action={`${one(audience.id)}/signup-page`}
@@ -305,27 +247,74 @@ async function audiencePage(
           connections={connections}
         />
       )}
-      <section>
-        <h2>Settings</h2>
-        <PostForm action={one(audience.id)} token={token}>
-          <AudienceFields name={audience.name} description={audience.description ?? ''} />
-          <button type="submit">Save</button>
-        </PostForm>
-        <details>
-          <summary>Delete the audience…</summary>
-          <p>
-            Its {counted(audience.member_count, 'member')} {audience.member_count === 1 ? 'goes' : 'go'} with
-            it. Batches already sent to it are not affected.
-          </p>
-          <ActionButton
-            action={`${one(audience.id)}/delete`}
-            token={token}
-            label="Delete the audience"
-            variant="contrast"
-          />
-        </details>
-      </section>
+      <Settings audience={audience} token={token} />
     </>,
+  )
+}
+
+/** The members found, searched by address and paged. */
+function Members(props: {
+  audience: AudienceWithCount
+  query: MemberQuery
+  members: AudienceMember[]
+  more: number | undefined
+}) {
+  const { audience, query, members, more } = props
+  const base = (extra: Record<string, string>) => {
+    const params = new URLSearchParams({ ...(query.search ? { q: query.search } : {}), ...extra })
+    return params.size ? `${one(audience.id)}?${params}` : one(audience.id)
+  }
+  return (
+    <section>
+      <h2>Members ({audience.member_count})</h2>
+      <form method="get" action={one(audience.id)} class="search">
+        <input
+          type="search"
+          name="q"
+          value={query.search}
+          placeholder="Search by address"
+          aria-label="Search"
+        />
+        <button type="submit" class="outline">
+          Search
+        </button>
+      </form>
+      {members.length === 0 ? (
+        <p class="muted">{query.search ? 'No member matches.' : 'No member yet.'}</p>
+      ) : (
+        <MemberTable audienceId={audience.id} members={members} />
+      )}
+      <Pager
+        newer={query.after !== undefined ? base({}) : undefined}
+        older={more !== undefined ? base({ after: String(more) }) : undefined}
+      />
+    </section>
+  )
+}
+
+function Settings(props: { audience: AudienceWithCount; token: string }) {
+  const { audience, token } = props
+  return (
+    <section>
+      <h2>Settings</h2>
+      <PostForm action={one(audience.id)} token={token}>
+        <AudienceFields name={audience.name} description={audience.description ?? ''} />
+        <button type="submit">Save</button>
+      </PostForm>
+      <details>
+        <summary>Delete the audience…</summary>
+        <p>
+          Its {counted(audience.member_count, 'member')} {audience.member_count === 1 ? 'goes' : 'go'} with
+          it. Batches already sent to it are not affected.
+        </p>
+        <ActionButton
+          action={`${one(audience.id)}/delete`}
+          token={token}
+          label="Delete the audience"
+          variant="contrast"
+        />
+      </details>
+    </section>
   )
 }
 

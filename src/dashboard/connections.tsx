@@ -299,40 +299,48 @@ async function editPage(
           <button type="submit">Save</button>
         </PostForm>
       </section>
-      <section>
-        <h2>Sending</h2>
-        <div class="actions">
-          {connection.status === 'disabled' ? (
-            <ActionButton action={`${one(connection.id)}/enable`} token={token} label="Enable" />
-          ) : (
-            <ActionButton action={`${one(connection.id)}/disable`} token={token} label="Disable" />
-          )}
-          {connection.status === 'paused' ? (
-            <ActionButton action={`${one(connection.id)}/resume`} token={token} label="Resume" />
-          ) : (
-            <PostForm action={`${one(connection.id)}/pause`} token={token} class="inline pause">
-              <input
-                name="minutes"
-                inputmode="numeric"
-                pattern="[0-9]*"
-                placeholder="minutes (blank: until resumed)"
-                aria-label="Pause for how many minutes"
-              />
-              <button type="submit" class="outline">
-                Pause
-              </button>
-            </PostForm>
-          )}
-          <ConfirmLink href={`${one(connection.id)}/delete`} label="Delete" />
-        </div>
-        <p>
-          <small>
-            Disabled: nothing is sent through it, and its queued mail waits until it is enabled. Paused: the
-            same, until the pause ends.
-          </small>
-        </p>
-      </section>
+      <Sending connection={connection} token={token} />
     </>,
+  )
+}
+
+/** Whether the connection sends: disable or enable, pause or resume, delete. */
+function Sending(props: { connection: ConnectionView; token: string }) {
+  const { connection, token } = props
+  return (
+    <section>
+      <h2>Sending</h2>
+      <div class="actions">
+        {connection.status === 'disabled' ? (
+          <ActionButton action={`${one(connection.id)}/enable`} token={token} label="Enable" />
+        ) : (
+          <ActionButton action={`${one(connection.id)}/disable`} token={token} label="Disable" />
+        )}
+        {connection.status === 'paused' ? (
+          <ActionButton action={`${one(connection.id)}/resume`} token={token} label="Resume" />
+        ) : (
+          <PostForm action={`${one(connection.id)}/pause`} token={token} class="inline pause">
+            <input
+              name="minutes"
+              inputmode="numeric"
+              pattern="[0-9]*"
+              placeholder="minutes (blank: until resumed)"
+              aria-label="Pause for how many minutes"
+            />
+            <button type="submit" class="outline">
+              Pause
+            </button>
+          </PostForm>
+        )}
+        <ConfirmLink href={`${one(connection.id)}/delete`} label="Delete" />
+      </div>
+      <p>
+        <small>
+          Disabled: nothing is sent through it, and its queued mail waits until it is enabled. Paused: the
+          same, until the pause ends.
+        </small>
+      </p>
+    </section>
   )
 }
 

@@ -2,14 +2,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { leaveMessage } from '../accounts/sessions.ts'
 import { importMembers } from '../audiences/account-audiences.ts'
 import { type AudienceWithCount, getAudience } from '../audiences/audiences.ts'
-import { readMemberCsv } from '../audiences/member-csv.ts'
+import { CSV_LIMITS, readMemberCsv } from '../audiences/member-csv.ts'
 import { type ReadMembers, readMemberLines } from '../audiences/member-lines.ts'
 import { AppError } from '../errors.ts'
 import { counted } from '../wording.ts'
 import type { DashboardContext } from './env.ts'
 import { refused } from './errors.tsx'
 import { type Form, readForm } from './form-fields.ts'
-import type { Refusal } from './layout.tsx'
+import { PostForm, type Refusal } from './layout.tsx'
 import { type Routes, signedIn } from './resource.ts'
 
 const LIST = '/dashboard/audiences'
@@ -86,4 +86,43 @@ async function added(
     refusal,
     lines: refusedLines?.(),
   })
+}
+
+/** The two ways to add members: lines typed (those refused put back in the box) and a CSV file. */
+export function AddMembers(props: { action: string; token: string; lines: string | undefined }) {
+  return (
+    <section class="grid add-members">
+      <article>
+        <header>Add members as text</header>
+        <PostForm action={props.action} token={props.token}>
+          <textarea
+            name="lines"
+            rows={6}
+            required
+            aria-label="Members, one per line"
+            placeholder={'ann@example.com, name=Ann, VIP\nbob@example.com'}
+          >
+            {props.lines ?? ''}
+          </textarea>
+          <small>
+            One per line: the address, then <code>key=value</code> pairs separated by commas. A value without
+            a key is stored as <code>attr_1</code>, <code>attr_2</code>, … in order.
+          </small>
+          <button type="submit">Add</button>
+        </PostForm>
+      </article>
+      <article>
+        <header>Import a CSV file</header>
+        <PostForm action={`${props.action}/csv`} token={props.token} enctype="multipart/form-data">
+          <input type="file" name="file" accept=".csv,text/csv" required aria-label="CSV file" />
+          <small>
+            UTF-8, with a header row naming the columns: <code>email</code>, and any other column becomes a
+            value of that name. At most {CSV_LIMITS.members.toLocaleString('en-US')} members and{' '}
+            {CSV_LIMITS.columns} columns a file.
+          </small>
+          <button type="submit">Import</button>
+        </PostForm>
+      </article>
+    </section>
+  )
 }
