@@ -404,6 +404,8 @@ const DASHBOARD: Record<string, Probe[]> = {
       body: (t) => ({ name: 'scoped', connection: String(t.connectionId) }),
     }),
   ],
+  'GET /dashboard/keys/:id/rotate': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.keyId }))],
+  'GET /dashboard/keys/:id/revoke': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.keyId }))],
   'POST /dashboard/keys/:id/rotate': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.keyId }), { phase: ACCOUNT_WIDE }),
   ],
@@ -469,6 +471,10 @@ const DASHBOARD: Record<string, Probe[]> = {
   'POST /dashboard/audiences/:id/members/csv': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.audienceId }), { body: (_t, me) => csvUpload(me) }),
   ],
+  'GET /dashboard/audiences/:id/members/:member/delete': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.audienceId, member: t.memberId })),
+    probe(NOT_ON_YOUR_ACCOUNT, (t, me) => ({ id: me.audienceId, member: t.memberId }), { control: false }),
+  ],
   'POST /dashboard/audiences/:id/members/:member/delete': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.audienceId, member: t.memberId }), { phase: LATE }),
     probe(NOT_ON_YOUR_ACCOUNT, (t, me) => ({ id: me.audienceId, member: t.memberId }), {
@@ -526,6 +532,8 @@ const DASHBOARD: Record<string, Probe[]> = {
       body: (t) => ({ url: `http://127.0.0.1:9/${t.label}-taken`, 'event:email.sent': '1', enabled: '1' }),
     }),
   ],
+  'GET /dashboard/webhooks/:id/rotate': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }))],
+  'GET /dashboard/webhooks/:id/delete': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }))],
   'POST /dashboard/webhooks/:id/rotate': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }))],
   'POST /dashboard/webhooks/:id/delete': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.webhookId }), { phase: DELETES }),
