@@ -257,7 +257,8 @@ export async function failExpiredQueued(
   await failQueued(
     tx,
     connectionId,
-    tx`'Still deferred after ' || round(extract(epoch from mailroom_now() - created_at) / 3600) || ' hours: '
+    tx`(select 'Still deferred after ' || h || case h when 1 then ' hour: ' else ' hours: ' end
+        from (select round(extract(epoch from mailroom_now() - created_at) / 3600) as h) age)
        || coalesce(error, ${reason})`,
     tx`created_at <= mailroom_now() - ${maxAgeMs} * interval '1 millisecond'`,
   )

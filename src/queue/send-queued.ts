@@ -20,7 +20,7 @@ import {
 import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
 import { sendRounds } from '../sending/send-rounds.ts'
 import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
-import { counted } from '../wording.ts'
+import { counted, elapsed } from '../wording.ts'
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
 import type { RetryPolicy } from './retry-policy.ts'
@@ -293,18 +293,13 @@ function settlementOf(
   if (counter === 'failures' && failures >= policy.maxFailures) {
     return {
       status: 'failed',
-      error: outcomeText(recipients, `Gave up after ${failures} failed attempts: `),
+      error: outcomeText(recipients, `Gave up after ${counted(failures, 'failed attempt')}: `),
       counter,
     }
   }
   if (message.age_ms + delayMs > policy.maxAgeMs) {
-    const error = outcomeText(recipients, `Still deferred after ${hours(message.age_ms)}: `)
+    const error = outcomeText(recipients, `Still deferred after ${elapsed(message.age_ms)}: `)
     return { status: 'failed', error, counter }
   }
   return { status: 'queued', error: last, delayMs, counter }
-}
-
-function hours(ms: number): string {
-  const h = ms / 3_600_000
-  return h >= 1 ? counted(Math.round(h), 'hour') : counted(Math.round(ms / 1000), 'second')
 }
