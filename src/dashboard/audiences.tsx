@@ -12,7 +12,6 @@ import {
   updateAudience,
 } from '../audiences/audiences.ts'
 import { listConnections } from '../connections/connections.ts'
-import { isStorableId } from '../db/ids.ts'
 import { AudienceCreateRequestSchema, AudienceUpdateRequestSchema } from '../generated/routes.ts'
 import { enableSignupPage, getSignupPage, setSignupPage } from '../signups/signup-pages.ts'
 import { counted } from '../wording.ts'
@@ -23,6 +22,7 @@ import { readForm, validated } from './form-fields.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { registerMemberDelete } from './member-delete.tsx'
 import { AddMembers, registerMemberImport } from './member-import.tsx'
+import { storableId } from './params.ts'
 import { resource, routes, signedIn } from './resource.ts'
 import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
@@ -207,8 +207,7 @@ interface AudienceState {
 /** The members' search and page cursor, from the address. */
 function memberQuery(c: DashboardContext) {
   const search = c.req.query('q')?.trim().slice(0, 254) || undefined
-  const raw = c.req.query('after')
-  const after = raw && /^[0-9]{1,10}$/.test(raw) && isStorableId(Number(raw)) ? Number(raw) : undefined
+  const after = storableId(c.req.query('after'))
   return { search: search?.includes('\u0000') ? undefined : search, after }
 }
 

@@ -8,12 +8,12 @@ import {
   ownBatch,
   retryFailures,
 } from '../batches/account-batches.ts'
-import { isStorableId } from '../db/ids.ts'
 import type { FailedRecipient } from '../db/outbox-types.ts'
 import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { ActionButton, Pager, page, type Refusal, Table, When } from './layout.tsx'
+import { storableId } from './params.ts'
 import { resource, routes, signedIn } from './resource.ts'
 
 const BATCHES = resource('/dashboard/batches', (c, id) => ownBatch(signedIn(c).sql, owner(c), id))
@@ -29,9 +29,7 @@ function owner(c: DashboardContext): BatchOwner {
 
 /** A keyset cursor from the address; a value that is no ID starts from the beginning. */
 function cursor(c: DashboardContext, name: string): number | undefined {
-  const raw = c.req.query(name)
-  const value = raw && /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN
-  return isStorableId(value) ? value : undefined
+  return storableId(c.req.query(name))
 }
 
 /** Batches: list with progress; a page per batch with live progress, failed recipients, retry and delete. */

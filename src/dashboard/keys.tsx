@@ -8,6 +8,7 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { PostForm, page, type Refusal, Table, When } from './layout.tsx'
+import { storableId } from './params.ts'
 import { resource, routes, signedIn } from './resource.ts'
 
 const KEYS = resource('/dashboard/keys', (c, id) => {
@@ -116,10 +117,11 @@ function revokeConfirmation(c: DashboardContext, key: ApiKey) {
 function scopeOf(form: Form): number | undefined {
   const raw = form.text('connection')
   if (raw === '' || raw === 'all') return undefined
-  if (!/^[0-9]{1,10}$/.test(raw)) {
+  const id = storableId(raw)
+  if (id === undefined) {
     throw invalidInput([{ path: ['connection'], message: 'Choose a connection', code: 'invalid_value' }])
   }
-  return Number(raw)
+  return id
 }
 
 interface KeysState {

@@ -1,5 +1,4 @@
 import { listConnections } from '../connections/connections.ts'
-import { isStorableId } from '../db/ids.ts'
 import type { OutboxFilter, OutboxRecord } from '../db/outbox-types.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import { isCalendarDay, listOutbox, type OutboxPage, outboxRecord } from '../sending/outbox-views.ts'
@@ -7,6 +6,7 @@ import type { Dashboard, DashboardContext } from './env.ts'
 import { refusalOf } from './errors.tsx'
 import { Pager, page, type Refusal, Table, When } from './layout.tsx'
 import { OUTBOX_PATH as LIST, RecordPage, StatusTag } from './outbox-record.tsx'
+import { storableId } from './params.ts'
 import { resource, routes, signedIn } from './resource.ts'
 
 /** The newest page refreshes itself this often (seconds). */
@@ -73,8 +73,8 @@ function readQuery(c: DashboardContext): Query {
   const id = (name: string, label: string) => {
     const raw = q(name)
     if (raw === undefined) return undefined
-    const value = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN
-    if (isStorableId(value)) return value
+    const value = storableId(raw)
+    if (value !== undefined) return value
     issues.push({ path: [label], message: 'must be a number', code: 'invalid_type' })
     return undefined
   }

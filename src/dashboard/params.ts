@@ -1,3 +1,4 @@
+import { isStorableId } from '../db/ids.ts'
 import type { DashboardContext } from './env.ts'
 
 /**
@@ -6,4 +7,14 @@ import type { DashboardContext } from './env.ts'
  */
 export function idParam(c: DashboardContext, name = 'id'): number {
   return Number(c.req.param(name))
+}
+
+/**
+ * An ID given in a form field or the query string: digits naming a number some row could have
+ * (PostgreSQL's integer), else undefined. A larger number names no row and must not reach SQL.
+ */
+export function storableId(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^[0-9]{1,10}$/.test(raw)) return undefined
+  const value = Number(raw)
+  return isStorableId(value) ? value : undefined
 }

@@ -227,6 +227,13 @@ describe('the rules of the API and the operator command, as readable refusals', 
     const nul = await browser.post('/dashboard/keys', { name: 'a\u0000b' })
     expect(nul.status).toBe(400)
     expect(textOf(nul.html)).toContain('NUL')
+    // One past PostgreSQL's integer names no connection: refused like any other that is not one.
+    for (const connection of ['2147483648', '9999999999']) {
+      await browser.get('/dashboard/keys')
+      const huge = await browser.post('/dashboard/keys', { name: 'k', connection })
+      expect(huge.status).toBe(400)
+      expect(textOf(huge.html)).toContain('Choose a connection')
+    }
     await browser.get('/dashboard/audiences')
     const audience = await browser.post('/dashboard/audiences', { name: '' })
     expect(textOf(audience.html)).toContain('name: cannot be empty')
