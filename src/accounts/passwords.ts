@@ -1,10 +1,11 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { selectAccount } from '../db/accounts.ts'
 import { anyPasswordSet, passwordHash, storePasswordHash } from '../db/passwords.ts'
 import { deleteSessionsOf } from '../db/sessions.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { type Account, createAccount } from './accounts.ts'
+import { scryptThread } from './scrypt-thread.ts'
 
 /** The specification's bounds, in characters; no other composition rules. */
 export const PASSWORD_LENGTH = { min: 12, max: 1024 } as const
@@ -16,12 +17,11 @@ const SALT_BYTES = 16
 /** scrypt needs 128 * N * r bytes; Node refuses above its default of 32 MiB unless told. */
 const MAX_MEMORY = 256 * 1024 * 1024
 /**
- * Hashes at once, and hashes waiting for their turn at most. Each takes 128 MiB and a core, and
- * runs on libuv's thread pool, which DNS lookups (SMTP hosts) and file reads share: one at a
- * time keeps a burst of sign-ins within the service's memory budget (two took it past 400 MiB
- * beside other load). The last in line waits for all those ahead (about a second each), so a
- * longer line would only make every sign-in late, the owner's among them; past it, "try again
- * in a moment".
+ * Hashes at once, and hashes waiting for their turn at most. Each takes 128 MiB and a core, on
+ * a thread of the lowest priority (scrypt-thread.ts): one at a time keeps a burst of sign-ins
+ * within the service's memory budget (two took it past 400 MiB beside other load). The last in
+ * line waits for all those ahead (about a second each), so a longer line would only make every
+ * sign-in late, the owner's among them; past it, "try again in a moment".
  */
 export const HASH_SLOTS = { running: 1, waiting: 4 } as const
 
@@ -48,18 +48,8 @@ async function inHashSlot<T>(work: () => Promise<T>): Promise<T> {
 }
 
 function derive(password: string, salt: Buffer, cost: typeof COST): Promise<Buffer> {
-  return inHashSlot(
-    () =>
-      new Promise((resolve, reject) =>
-        scrypt(
-          password.normalize('NFC'),
-          salt,
-          KEY_BYTES,
-          { N: 2 ** cost.log2N, r: cost.r, p: cost.p, maxmem: MAX_MEMORY },
-          (error, key) => (error ? reject(error) : resolve(key)),
-        ),
-      ),
-  )
+  const options = { N: 2 ** cost.log2N, r: cost.r, p: cost.p, maxmem: MAX_MEMORY }
+  return inHashSlot(() => scryptThread.derive(password.normalize('NFC'), salt, KEY_BYTES, options))
 }
 
 /** `scrypt$ln=17,r=8,p=1$<salt>$<key>` (base64): the parameters travel with the hash. */
