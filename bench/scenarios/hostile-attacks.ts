@@ -214,7 +214,12 @@ export async function neverEndingBodies(
   }, 2000)
   const opening = (async () => {
     for (let i = 0; i < count && !letGo; i++) {
-      const socket = net.connect({ ...target, localAddress: addresses[i % addresses.length] })
+      // Host and port only: a `path` among net.connect's options would name a Unix socket.
+      const socket = net.connect({
+        host: target.host,
+        port: target.port,
+        localAddress: addresses[i % addresses.length],
+      })
       result.opened++
       open.add(socket)
       let reply = ''
