@@ -12,6 +12,7 @@ import {
   updateConnection,
 } from '../connections/connections.ts'
 import { AppError } from '../errors.ts'
+import { counted } from '../wording.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import { ConnectionStatus } from './connection-status.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
@@ -353,7 +354,7 @@ function deletePage(c: DashboardContext, connection: ConnectionView, queued: num
         <p>
           {queued === 0
             ? 'No mail is waiting on this connection.'
-            : `${queued} queued message${queued === 1 ? '' : 's'} will not be sent: ${queued === 1 ? 'it fails' : 'they fail'} with “connection deleted”.`}
+            : `${counted(queued, 'queued message')} will not be sent: ${queued === 1 ? 'it fails' : 'they fail'} with “connection deleted”.`}
         </p>
         <p>
           API keys scoped to it stop working.

@@ -1,5 +1,6 @@
 import type { ConnectionView } from '../connections/connections.ts'
 import type { SignupPage, SignupPageSettings } from '../signups/signup-pages.ts'
+import { counted } from '../wording.ts'
 import type { Form } from './form-fields.ts'
 import { wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm } from './layout.tsx'
@@ -30,8 +31,7 @@ export function SignupPageSection(props: {
       {page ? (
         <>
           <p>
-            {page.enabled ? 'Open' : 'Disabled (answers 404)'} · {page.signups} sign-up
-            {page.signups === 1 ? '' : 's'} through it
+            {page.enabled ? 'Open' : 'Disabled (answers 404)'} · {counted(page.signups, 'sign-up')} through it
             {page.double_opt_in ? ' · double opt-in' : ''}
           </p>
           <PublicAddress id="signup" url={page.url} snippet={signupSnippet(page.url)} />
