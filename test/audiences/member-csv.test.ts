@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { CSV_CHUNK, CSV_LIMITS, readMemberCsv } from '../../src/audiences/member-csv.ts'
 import type { ReadMembers } from '../../src/audiences/member-lines.ts'
+import { countTurns } from '../support/event-loop-turns.ts'
 
 const encode = (text: string) => new TextEncoder().encode(text)
 
@@ -82,19 +83,13 @@ describe('the bounds of an import, both sides of each', () => {
 
 describe('a large import', () => {
   it('comes in chunks of bounded rows and bytes, with a turn of the event loop between them', async () => {
-    let turns = 0
-    let ticking = true
-    const tick = () => {
-      turns++
-      if (ticking) setImmediate(tick)
-    }
-    setImmediate(tick)
+    const turns = countTurns()
     const seen: { rows: number; turns: number }[] = []
     const rows = 2 * CSV_CHUNK.rows + 500
     for await (const chunk of readMemberCsv(encode(`email,name\n${memberLines(rows, ',Ann')}`))) {
-      seen.push({ rows: chunk.members.length + chunk.problems.length, turns })
+      seen.push({ rows: chunk.members.length + chunk.problems.length, turns: turns.count })
     }
-    ticking = false
+    turns.stop()
     expect(seen.reduce((sum, chunk) => sum + chunk.rows, 0)).toBe(rows)
     expect(seen.length).toBeGreaterThanOrEqual(3)
     for (const chunk of seen) expect(chunk.rows).toBeLessThanOrEqual(CSV_CHUNK.rows)

@@ -10,6 +10,7 @@ import { CSV_LIMITS } from '../../src/audiences/member-csv.ts'
 import type { ReadMembers } from '../../src/audiences/member-lines.ts'
 import { useTestApp } from '../support/app.ts'
 import { signedIn, textOf } from '../support/dashboard.ts'
+import { countTurns } from '../support/event-loop-turns.ts'
 
 const app = useTestApp()
 
@@ -94,13 +95,7 @@ describe('typing many members in the dashboard', () => {
 
   it('does not read the next chunk before the event loop has had a turn, even when a chunk adds nothing', async () => {
     const { audience, account } = await audienceOfOwner()
-    let turns = 0
-    let ticking = true
-    const tick = () => {
-      turns++
-      if (ticking) setImmediate(tick)
-    }
-    setImmediate(tick)
+    const turns = countTurns()
     const pulledAt: number[] = []
     const refusedOnly: ReadMembers = {
       members: [],
@@ -108,12 +103,12 @@ describe('typing many members in the dashboard', () => {
     }
     const chunks = function* () {
       for (let i = 0; i < 3; i++) {
-        pulledAt.push(turns)
+        pulledAt.push(turns.count)
         yield refusedOnly
       }
     }
     const imported = await importMembers(app.services.sql, account.id, audience.id, chunks())
-    ticking = false
+    turns.stop()
     expect(imported.problems).toHaveLength(3)
     expect(pulledAt[1]).toBeGreaterThan(pulledAt[0] ?? Infinity)
     expect(pulledAt[2]).toBeGreaterThan(pulledAt[1] ?? Infinity)
