@@ -62,10 +62,27 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       dropped = true
       await client.end({ timeout: 5 })
       try {
+        await untilDisconnected(sql, name)
         await sql.unsafe(`drop database if exists ${name} with (force)`)
       } finally {
         await release()
       }
     },
+  }
+}
+
+/**
+ * Waits, two seconds at most, for the last connections to `name` to go. A pool a test (or
+ * graphile-worker) told to end may still be closing its connections; a forced drop would end
+ * them first, and node-postgres reports that on a client no one listens to any more, as an
+ * uncaught error of the run.
+ */
+async function untilDisconnected(sql: Sql, name: string): Promise<void> {
+  const giveUpAt = Date.now() + 2_000
+  while (Date.now() < giveUpAt) {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity where datname = ${name}`
+    if (row?.n === 0) return
+    await sleep(20)
   }
 }
