@@ -82,6 +82,88 @@ export const RecipientsSchema = z
   })
   .openapi('Recipients')
 
+export const ReplyToSchema = z
+  .union(
+    [
+      z
+        .string()
+        .openapi({
+          description: 'One address, or several separated by commas.',
+          example: 'support@acme.example',
+        }),
+      z.array(EmailAddressSchema).openapi({ example: ['support@acme.example'] }),
+    ],
+    { error: unionMessage('Expected a string or an array') },
+  )
+  .openapi({
+    description:
+      'Since version 1.2.0. Where replies go: the `Reply-To` header. The same three forms as `to` (one address, a comma-separated string, or an array), at most 10 addresses (more is the validation body at `["reply_to"]`); they do not count toward the 10 recipients of `POST /send`. On a batch it applies to every email.',
+  })
+  .openapi('ReplyTo')
+
+export const ExtraHeadersSchema = z
+  .record(z.string(), z.string().max(998))
+  .openapi({
+    description:
+      'Since version 1.2.0. Extra header fields of the message, at most 50 (more is the validation body at `["headers"]`). A name is 1 to 76 RFC 5322 field-name characters (printable ASCII but the colon); a value at most 998 characters with no CR, LF or NUL (the validation body at `["headers", "<name>"]`). Non-ASCII values are sent as RFC 2047 encoded words. Names Mailroom writes itself are refused in any letter case, with the validation body at `["headers", "<name>"]`: `From`, `Sender`, `To`, `Cc`, `Bcc`, `Reply-To` (use `reply_to`), `Subject`, `Date`, `Message-ID`, `MIME-Version`, any `Content-*`, `Return-Path`, `Received` and `DKIM-Signature`. Threading (`In-Reply-To`, `References`) is allowed, and so are `List-Unsubscribe` and `List-Unsubscribe-Post`, except on a batch to an audience, where Mailroom sets them. Names differing only in letter case are refused (`["headers", "<name>"]`): a message has one of each. On a batch they apply to every email.',
+    example: { 'In-Reply-To': '<ticket-4411@support.acme.example>', 'X-Ticket': '4411' },
+  })
+  .openapi('ExtraHeaders')
+
+export const AttachmentSchema = z
+  .object({
+    filename: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(new RegExp('^[^/\\\\\\r\\n\\u0000]*$'))
+      .openapi({
+        description:
+          "The file's name as the recipient sees it: 1 to 255 characters, with no `/`, `\\`, CR, LF or NUL.",
+        example: 'invoice-1042.pdf',
+      }),
+    content: z
+      .string()
+      .openapi({
+        description:
+          'The file\'s bytes in base64 (the standard alphabet `A-Z a-z 0-9 + /`, padded with `=` to a multiple of 4 characters, with no line breaks or spaces). Anything else is the validation body at `["attachments", <index>, "content"]`. The SDK also takes bytes and encodes them.',
+        example: 'JVBERi0xLjQK',
+      }),
+    content_type: z
+      .string()
+      .min(3)
+      .max(255)
+      .regex(new RegExp('^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$'))
+      .optional()
+      .openapi({
+        description:
+          "The file's media type (`type/subtype`, no parameters). Left out: the one its filename's extension names (`.pdf` → `application/pdf`), else `application/octet-stream`.",
+        example: 'application/pdf',
+      }),
+    content_id: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(new RegExp('^[\\x21-\\x3b\\x3d\\x3f-\\x7e]+$'))
+      .optional()
+      .openapi({
+        description:
+          'Makes the file an inline part, with `Content-ID: <content_id>` and `Content-Disposition: inline`, which the HTML body shows with `cid:content_id`. Printable ASCII without spaces, `<` or `>`.',
+        example: 'logo@acme.example',
+      }),
+  })
+  .openapi({ description: 'One attached file.' })
+  .openapi('Attachment')
+
+export const AttachmentsSchema = z
+  .array(AttachmentSchema)
+  .max(20)
+  .openapi({
+    description:
+      "Since version 1.2.0. Files sent with the message, at most 20. Decoded, an email's attachments total at most 10 MiB (10,485,760 bytes); more is the validation body at `[\"attachments\"]`. With attachments the message is `multipart/mixed` around the bodies (`multipart/alternative`), with inline parts (`content_id`) in a `multipart/related` beside the HTML. Each file's bytes reach the server exactly as given. The request body limit of `POST /send`, `POST /enqueue` and `POST /send/batch` fits them (15 MiB by default; other operations keep small limits). `POST /send` keeps no attachment's content; queued mail keeps it until the email ends, a batch once with its content. On a batch they go with every email.",
+  })
+  .openapi('Attachments')
+
 export const EmailRequestSchema = z
   .object({
     from: EmailAddressSchema.optional(),
@@ -114,6 +196,9 @@ export const EmailRequestSchema = z
           'HTML body, at most 524288 characters (512 Ki). At least one of `text_body`, `html_body` is required.',
         example: '<p>Hello Ada, thanks for signing up.</p>',
       }),
+    reply_to: ReplyToSchema.optional(),
+    headers: ExtraHeadersSchema.optional(),
+    attachments: AttachmentsSchema.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.text_body === undefined && v.html_body === undefined)
@@ -488,6 +573,9 @@ export const BatchRequestSchema = z
         description:
           'Complete individual emails; replaces content and recipients. At most 1000 items (`400 BATCH_TOO_LARGE`, answered before any item is checked).',
       }),
+    reply_to: ReplyToSchema.optional(),
+    headers: ExtraHeadersSchema.optional(),
+    attachments: AttachmentsSchema.optional(),
   })
   .openapi({
     description:

@@ -723,6 +723,9 @@ export interface components {
        * @example <p>Hello Ada, thanks for signing up.</p>
        */
       html_body?: string
+      reply_to?: components['schemas']['ReplyTo']
+      headers?: components['schemas']['ExtraHeaders']
+      attachments?: components['schemas']['Attachments']
     } & (
       | {
           /**
@@ -739,6 +742,43 @@ export interface components {
           html_body: string
         }
     )
+    /** @description Since version 1.2.0. Where replies go: the `Reply-To` header. The same three forms as `to` (one address, a comma-separated string, or an array), at most 10 addresses (more is the validation body at `["reply_to"]`); they do not count toward the 10 recipients of `POST /send`. On a batch it applies to every email. */
+    ReplyTo: string | components['schemas']['EmailAddress'][]
+    /**
+     * @description Since version 1.2.0. Extra header fields of the message, at most 50 (more is the validation body at `["headers"]`). A name is 1 to 76 RFC 5322 field-name characters (printable ASCII but the colon); a value at most 998 characters with no CR, LF or NUL (the validation body at `["headers", "<name>"]`). Non-ASCII values are sent as RFC 2047 encoded words. Names Mailroom writes itself are refused in any letter case, with the validation body at `["headers", "<name>"]`: `From`, `Sender`, `To`, `Cc`, `Bcc`, `Reply-To` (use `reply_to`), `Subject`, `Date`, `Message-ID`, `MIME-Version`, any `Content-*`, `Return-Path`, `Received` and `DKIM-Signature`. Threading (`In-Reply-To`, `References`) is allowed, and so are `List-Unsubscribe` and `List-Unsubscribe-Post`, except on a batch to an audience, where Mailroom sets them. Names differing only in letter case are refused (`["headers", "<name>"]`): a message has one of each. On a batch they apply to every email.
+     * @example {
+     *       "In-Reply-To": "<ticket-4411@support.acme.example>",
+     *       "X-Ticket": "4411"
+     *     }
+     */
+    ExtraHeaders: {
+      [key: string]: string
+    }
+    /** @description Since version 1.2.0. Files sent with the message, at most 20. Decoded, an email's attachments total at most 10 MiB (10,485,760 bytes); more is the validation body at `["attachments"]`. With attachments the message is `multipart/mixed` around the bodies (`multipart/alternative`), with inline parts (`content_id`) in a `multipart/related` beside the HTML. Each file's bytes reach the server exactly as given. The request body limit of `POST /send`, `POST /enqueue` and `POST /send/batch` fits them (15 MiB by default; other operations keep small limits). `POST /send` keeps no attachment's content; queued mail keeps it until the email ends, a batch once with its content. On a batch they go with every email. */
+    Attachments: components['schemas']['Attachment'][]
+    /** @description One attached file. */
+    Attachment: {
+      /**
+       * @description The file's name as the recipient sees it: 1 to 255 characters, with no `/`, `\`, CR, LF or NUL.
+       * @example invoice-1042.pdf
+       */
+      filename: string
+      /**
+       * @description The file's bytes in base64 (the standard alphabet `A-Z a-z 0-9 + /`, padded with `=` to a multiple of 4 characters, with no line breaks or spaces). Anything else is the validation body at `["attachments", <index>, "content"]`. The SDK also takes bytes and encodes them.
+       * @example JVBERi0xLjQK
+       */
+      content: string
+      /**
+       * @description The file's media type (`type/subtype`, no parameters). Left out: the one its filename's extension names (`.pdf` → `application/pdf`), else `application/octet-stream`.
+       * @example application/pdf
+       */
+      content_type?: string
+      /**
+       * @description Makes the file an inline part, with `Content-ID: <content_id>` and `Content-Disposition: inline`, which the HTML body shows with `cid:content_id`. Printable ASCII without spaces, `<` or `>`.
+       * @example logo@acme.example
+       */
+      content_id?: string
+    }
     /** @description Result of `POST /send` (also of a replay with the same `Idempotency-Key`). */
     SendResponse: {
       /** @description `false` only on a replay of an earlier request that failed. */
@@ -1082,6 +1122,9 @@ export interface components {
       audience_id?: number
       /** @description Complete individual emails; replaces content and recipients. At most 1000 items (`400 BATCH_TOO_LARGE`, answered before any item is checked). */
       emails?: components['schemas']['BatchEmail'][]
+      reply_to?: components['schemas']['ReplyTo']
+      headers?: components['schemas']['ExtraHeaders']
+      attachments?: components['schemas']['Attachments']
     }
     /** @description The batch was created and started. */
     BatchCreatedResponse: {
