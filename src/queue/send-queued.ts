@@ -4,26 +4,19 @@ import type { QueueConnection } from '../db/connections.ts'
 import { holdQueue } from '../db/connections.ts'
 import { throughConnectionFaults } from '../db/driver-faults.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
-import type { AttemptSettlement, Reservation, Settlement } from '../db/outbox-types.ts'
+import type { AttemptSettlement, Reservation } from '../db/outbox-types.ts'
 import { type ClaimedMessage, claimDue, unclaim } from '../db/queue.ts'
-import { Rounds } from '../db/rounds.ts'
 import type { Db } from '../db/sql.ts'
+import { Rounds } from '../fast-path/rounds.ts'
 import { withRequestId } from '../log.ts'
 import { recordGivingBack, sendingLimits } from '../quota/reservations.ts'
-import {
-  attemptLine,
-  type Delivery,
-  deliver,
-  type OutgoingMessage,
-  type SendContext,
-} from '../sending/deliver.ts'
-import { afterAttempt, envelopeOf, outcomeText, stillToTry } from '../sending/recipients.ts'
-import { sendRounds } from '../sending/send-rounds.ts'
-import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
-import { counted, elapsed } from '../wording.ts'
+import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
+import { envelopeOf, stillToTry } from '../sending/recipients.ts'
+import { settlementOf } from '../sending/settlement.ts'
+import { counted } from '../wording.ts'
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
-import type { RetryPolicy } from './retry-policy.ts'
+import { type RetryPolicy, retryDelayMs } from './retry-policy.ts'
 
 export type QueuedSendOutcome =
   /** Nothing due (or the connection is disabled or paused). */
@@ -58,10 +51,10 @@ export type LaneTurn = Exclude<QueuedClaim, { kind: 'claimed' }> | { kind: 'mess
 export type Settle = (attempt: AttemptSettlement) => Promise<void>
 
 /**
- * The claims of one queue run's lanes, in rounds (src/db/rounds.ts): one claim for every lane
+ * The claims of one queue run's lanes, in rounds (src/fast-path/rounds.ts): one claim for every lane
  * waiting for a message (none claimed for a lane not waiting, so that a run that stops leaves
  * none claimed and unsent). Their outcomes are settled with the others of the connection then
- * ready, POST /send's among them, one statement for those ready together (sendRounds).
+ * ready, POST /send's among them, one statement for those ready together (SendStatements).
  */
 export function laneRounds(
   context: SendContext,
@@ -78,7 +71,7 @@ export function laneRounds(
     })
   })
   const settle: Settle = (attempt) =>
-    throughConnectionFaults(() => sendRounds(context.sql).settle(connection.id, attempt), RECORD_RETRY_MS)
+    throughConnectionFaults(() => context.fastPath.statements.settle(connection.id, attempt), RECORD_RETRY_MS)
   return { next: () => claims.do(undefined), settle }
 }
 
@@ -176,7 +169,7 @@ async function contentOf(db: Db, message: ClaimedMessage, contents: BatchContent
   }
 }
 
-/** Sends a claimed message and records what became of it. */
+/** Sends a claimed message and records what became of it (settlementOf decides what). */
 async function sendClaimed(
   context: SendContext,
   connection: QueueConnection,
@@ -189,7 +182,7 @@ async function sendClaimed(
     cc: message.cc_addresses,
     bcc: message.bcc_addresses,
   })
-  const failureWait = policy.failureDelayMs(message.failures + 1)
+  const retry = { failures: message.failures, deferrals: message.deferrals, ageMs: message.age_ms }
   const outcome = await deliver(
     context,
     connection,
@@ -203,18 +196,16 @@ async function sendClaimed(
       ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
       ...listUnsubscribe(message.unsubscribe_url),
     },
-    (kind) => (kind === 'pushback' ? policy.pushbackDelayMs(message.deferrals + 1) : failureWait),
+    (kind) => retryDelayMs(policy, retry, kind === 'pushback' ? 'pushback' : 'failure'),
   )
-  const recipients = afterAttempt(envelope, message.recipients, outcome.recipients)
-  const settlement = settlementOf(message, outcome, recipients, policy)
-  // A message counts once: its units are spent by the attempt that first delivers it, and given
-  // back by every other. Given back if and only if the attempt is recorded: one transaction (the
-  // settlement alone, with others of the run, on the common path of a message delivered at once).
-  const spent = delivered(outcome) && !message.recipients?.some((r) => r.status === 'accepted')
-  const holds = settlement.status === 'queued' && outcome.pushback !== undefined
-  // A server out of reach is the connection's: the rest of its queue waits for a probe to find
-  // it answering instead of each message finding out for itself, with a try of its own.
-  const outage = outcome.unreachable !== undefined
+  const settled = settlementOf(outcome, {
+    path: 'queue',
+    envelope,
+    earlier: message.recipients,
+    retry,
+    policy,
+  })
+  const { recipients, settlement, holdQueueMs, probeInMs } = settled
   const attempt = { id: message.id, line: attemptLine(message.attempts, outcome), recipients, settlement }
   const countOutcome = () => {
     context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
@@ -226,25 +217,27 @@ async function sendClaimed(
       )
     }
   }
-  if (spent && !holds) return { kind: 'handled', recorded: settle(attempt).then(countOutcome) }
+  // The common path, a message delivered at once, is settled with others of the run; anything
+  // else is written with its units' give-back in one transaction.
+  if (!settled.giveBack && holdQueueMs === undefined && probeInMs === undefined) {
+    return { kind: 'handled', recorded: settle(attempt).then(countOutcome) }
+  }
   const units = {
     accountId: connection.account_id,
     connectionId: connection.id,
-    reservations: spent ? [] : [reservation],
+    reservations: settled.giveBack ? [reservation] : [],
   }
   await throughConnectionFaults(
     () =>
       recordGivingBack(context.sql, units, (tx) => [
         settleAttempts(tx, connection.id, [attempt]),
-        ...(holds ? [holdQueue(tx, connection.id, settlement.delayMs)] : []),
-        ...(outage ? [waitForAnswer(tx, connection.id, failureWait)] : []),
+        ...(holdQueueMs === undefined ? [] : [holdQueue(tx, connection.id, holdQueueMs)]),
+        ...(probeInMs === undefined ? [] : [waitForAnswer(tx, connection.id, probeInMs)]),
       ]),
     RECORD_RETRY_MS,
   )
   countOutcome()
-  // Push-back is the provider asking the connection to slow down: its whole queue waits as long
-  // as the message does, in every process.
-  if (holds) return { kind: 'blocked', waitMs: settlement.delayMs }
+  if (holdQueueMs !== undefined) return { kind: 'blocked', waitMs: holdQueueMs }
   return { kind: 'handled', recorded: Promise.resolve() }
 }
 
@@ -259,47 +252,4 @@ const RECORD_RETRY_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 30_000
 function listUnsubscribe(url: string | null) {
   const headers = listUnsubscribeHeaders(url)
   return headers === undefined ? {} : { headers }
-}
-
-/**
- * Ended when no recipient is left to try: `sent` when every one got the message, `failed`
- * (with each one's reply) otherwise. Recipients still deferred are tried again: after a
- * push-back on the push-back schedule, which never runs out by itself; after an outage of the
- * connection already known (another attempt found it first) as soon as the connection's wait
- * for its server ends, spending no try; after anything else on the failure schedule, up to its
- * number of tries. Either way, not past the queue lifetime.
- */
-function settlementOf(
-  message: ClaimedMessage,
-  outcome: Delivery,
-  recipients: RecipientOutcome[],
-  policy: RetryPolicy,
-): Settlement {
-  const deferred = recipients.some((r) => r.status === 'deferred')
-  if (!deferred) {
-    const error = outcomeText(recipients)
-    return { status: error === null ? 'sent' : 'failed', error }
-  }
-  const last = outcome.pushback ?? outcome.unreachable ?? outcomeText(recipients) ?? 'deferred'
-  const pushback = outcome.pushback !== undefined
-  const known = outcome.unreachable !== undefined && outcome.connectionFailure === 'known'
-  const counter = pushback ? 'deferrals' : known ? undefined : 'failures'
-  const failures = message.failures + (counter === 'failures' ? 1 : 0)
-  const delayMs = pushback
-    ? policy.pushbackDelayMs(message.deferrals + 1)
-    : known
-      ? 0
-      : policy.failureDelayMs(failures)
-  if (counter === 'failures' && failures >= policy.maxFailures) {
-    return {
-      status: 'failed',
-      error: outcomeText(recipients, `Gave up after ${counted(failures, 'failed attempt')}: `),
-      counter,
-    }
-  }
-  if (message.age_ms + delayMs > policy.maxAgeMs) {
-    const error = outcomeText(recipients, `Still deferred after ${elapsed(message.age_ms)}: `)
-    return { status: 'failed', error, counter }
-  }
-  return { status: 'queued', error: last, delayMs, counter }
 }

@@ -2,22 +2,23 @@ import { createHash } from 'node:crypto'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
+import type { Recheck } from '../db/fast-path.ts'
 import type { AttemptRecord, OutboxMessage, Reservation } from '../db/outbox-types.ts'
-import type { Sql } from '../db/sql.ts'
-import type { Vouch } from '../db/vouch.ts'
 import { AppError } from '../errors.ts'
+import { cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
+import type { RequestCaller } from '../fast-path/caller-cache.ts'
+import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
-import type { CallerClaim } from '../keys/claim.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { recordGivingBack } from '../quota/reservations.ts'
 import { claimAndReserve, type RecordAttempt } from '../quota/send-reservation.ts'
-import { type AttemptOutcome, delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import type { AttemptOutcome, RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
+import { outgoingExtras } from './message-extras.ts'
 import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './outbox.ts'
-import { envelopeOf, notDelivered, outcomeText } from './recipients.ts'
-import { findRemembering, rememberedRoute } from './remembered-route.ts'
-import { sendRounds } from './send-rounds.ts'
+import { envelopeOf, notDelivered } from './recipients.ts'
+import { settlementOf } from './settlement.ts'
 
 export interface RefusedRecipient {
   email: string
@@ -53,22 +54,22 @@ interface Claimed {
 /**
  * POST /send after validation: idempotency, connection selection, daily limit, quota, pacing,
  * then SMTP, in the contract's order. Three statements, each shared with the requests then
- * waiting for the same (src/sending/send-rounds.ts): what the request finds (its key's earlier
- * attempt and its connection), its attempt claimed with its units reserved (given back if
- * nothing was sent), and the attempt settled. With its caller and connection remembered from
- * an earlier send, two: the attempt's statement checks they still hold.
+ * waiting for the same (src/fast-path/send-statements.ts): what the request finds (its key's
+ * earlier attempt and its connection), its attempt claimed with its units reserved (given back
+ * if nothing was sent), and the attempt settled. With its caller and connection cached from an
+ * earlier send, two: the attempt's statement rechecks they still hold (src/fast-path/README.md).
  */
 export async function sendNow(
   context: SendContext,
-  claim: CallerClaim,
+  requestCaller: RequestCaller,
   request: EmailRequest,
   idempotencyKey: string | undefined,
 ): Promise<SendResult> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
   const claimed =
-    (claim.confirmed ? undefined : await claimAsRemembered(sql, claim, request, keyHash)) ??
-    (await claimAsFound(sql, await claim.confirm(), request, keyHash))
+    (requestCaller.checked ? undefined : await claimOnCachedRoute(context.fastPath, requestCaller, request, keyHash)) ??
+    (await claimAsFound(context, await requestCaller.check(), request, keyHash))
   if ('replay' in claimed) return replay(claimed.replay)
   const { caller, connection, message, attempt } = claimed
   const envelope = envelopeOf(request)
@@ -84,46 +85,28 @@ export async function sendNow(
       subject: request.subject,
       text: request.text_body,
       html: request.html_body,
+      ...outgoingExtras(request.extras),
       callerWaits: true,
     },
     () => PUSHBACK_RETRY_AFTER_SECONDS * 1000,
   )
   const line = attemptLine(1, outcome)
-  const error = outcomeText(outcome.recipients)
-  if (delivered(outcome)) {
-    // Sent to the ones the server took. A record with a recipient refused is not `sent`: that
-    // status means every recipient got the message.
-    const status = error === null ? 'sent' : 'failed'
-    const settlement = { status, error } as const
-    await sendRounds(sql).settle(connection.id, {
-      id: attempt.id,
-      line,
-      recipients: outcome.recipients,
-      settlement,
-    })
-    context.metrics.email(status, connection.id)
-    return sentResult(attempt.id, connection.from_address, message.messageId, outcome.recipients)
+  const settled = settlementOf(outcome, { path: 'send' })
+  const { recipients, settlement } = settled
+  const attemptSettled = { id: attempt.id, line, recipients, settlement }
+  if (!settled.giveBack) {
+    await context.fastPath.statements.settle(connection.id, attemptSettled)
+    context.metrics.email(settled.settlement.status, connection.id)
+    return sentResult(attempt.id, connection.from_address, message.messageId, recipients)
   }
-  // Nothing sent: "wait and retry" when the provider pushed back or only deferred the
-  // recipients (the retry may reuse its key, as for the limits checked before SMTP); otherwise
-  // the cause needs changing first.
-  const wait =
-    outcome.pushback !== undefined ||
-    (outcome.unreachable === undefined && outcome.recipients.every((r) => r.status === 'deferred'))
-  const reason = outcome.pushback ?? error ?? 'The SMTP server did not take the message'
-  const failed = {
-    id: attempt.id,
-    line,
-    recipients: outcome.recipients,
-    settlement: { status: 'failed', error: reason, releaseKey: wait },
-  } as const
   const units = {
     accountId: caller.accountId,
     connectionId: connection.id,
     reservations: [attempt.reservation],
   }
-  await recordGivingBack(sql, units, (tx) => [settleAttempts(tx, connection.id, [failed])])
+  await recordGivingBack(sql, units, (tx) => [settleAttempts(tx, connection.id, [attemptSettled])])
   context.metrics.email('failed', connection.id)
+  const { error: reason, releaseKey: wait } = settled.settlement
   if (wait) {
     throw new LimitReached(PUSHBACK_RETRY_AFTER_SECONDS * 1000, 'RATE_LIMITED', waitText(outcome, reason), {
       retryAfter: PUSHBACK_RETRY_AFTER_SECONDS,
@@ -145,43 +128,43 @@ function waitText(outcome: AttemptOutcome, reason: string): string {
 }
 
 /**
- * The attempt recorded on what earlier requests read (the claim's caller, the connection its
- * request names), if it all still holds; undefined for anything else, which reading it all
+ * The attempt recorded on what earlier requests read (the cached caller, the cached connection
+ * its request names), if it all still holds; undefined for anything else, which reading it all
  * again answers (an earlier attempt under the key, a connection that cannot send now).
  */
-async function claimAsRemembered(
-  sql: Sql,
-  claim: CallerClaim,
+async function claimOnCachedRoute(
+  fastPath: FastPath,
+  requestCaller: RequestCaller,
   request: EmailRequest,
   keyHash: Buffer | null,
 ): Promise<Claimed | undefined> {
-  const route = rememberedRoute(sql, claim, request.from, 'now')
+  const route = cachedRoute(fastPath, requestCaller, request.from, 'now')
   if (!route) return undefined
   const record: RecordAttempt = async (attempt) => {
-    const result = await sendRounds(sql).attempt(attempt)
-    route.checked(result.refused === 'stale')
+    const result = await fastPath.statements.attempt(attempt)
+    route.rechecked(result.refused === 'stale')
     return result
   }
-  const claimed = await claimThrough(record, route.caller, route.connection, request, keyHash, route.vouch)
+  const claimed = await claimThrough(record, route.caller, route.connection, request, keyHash, route.recheck)
   // A key taken: what it holds is read in the findings' rounds, as any replay's.
   return typeof claimed === 'string' ? undefined : claimed
 }
 
 /** The attempt recorded on what the request finds (one statement), or the earlier one to replay. */
 async function claimAsFound(
-  sql: Sql,
+  { sql, fastPath }: SendContext,
   caller: Caller,
   request: EmailRequest,
   keyHash: Buffer | null,
 ): Promise<Claimed | { replay: AttemptRecord }> {
   const ref = connectionRef(caller, request.from)
-  const found = await findRemembering(sql, { accountId: caller.accountId, key: keyHash, ref })
+  const found = await findAndCache(fastPath, { accountId: caller.accountId, key: keyHash, ref })
   if (keyHash && found.earlier) {
     const earlier = await settledIfDead(sql, caller.accountId, keyHash, found.earlier)
     if (earlier) return { replay: earlier }
   }
   const connection = chosenConnection(caller, request.from, found.connection, 'now')
-  const claimed = await claimThrough(sendRounds(sql).attempt, caller, connection, request, keyHash)
+  const claimed = await claimThrough(fastPath.statements.attempt, caller, connection, request, keyHash)
   if (typeof claimed !== 'string') return claimed
   // A concurrent request with the same key got there first; ours took nothing.
   const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
@@ -202,7 +185,7 @@ async function claimThrough(
   connection: SendingConnection,
   request: EmailRequest,
   keyHash: Buffer | null,
-  vouch?: Vouch,
+  recheck?: Recheck,
 ): Promise<Claimed | 'taken' | 'stale'> {
   const message = outboxMessage(caller, connection, request)
   const attempt = await claimAndReserve(record, caller.plan, connection, {
@@ -210,7 +193,7 @@ async function claimThrough(
     text_body: request.text_body,
     html_body: request.html_body,
     idempotencyKey: keyHash,
-    ...(vouch === undefined ? {} : { vouch }),
+    ...(recheck === undefined ? {} : { recheck }),
   })
   return typeof attempt === 'string' ? attempt : { caller, connection, message, attempt }
 }
