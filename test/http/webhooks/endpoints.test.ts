@@ -4,8 +4,8 @@
  * refused unless allowed (at registration and on every delivery); the body rules.
  */
 import { describe, expect, it } from 'vitest'
-import { postWebhook } from '../../src/net/webhook-post.ts'
-import { seedAccount, startTestApp, useTestApp } from '../support/app.ts'
+import { postWebhook } from '../../../src/net/webhook-post.ts'
+import { seedAccount, startTestApp, useTestApp } from '../../support/app.ts'
 
 const app = useTestApp()
 
