@@ -26,6 +26,8 @@ export interface Config {
   logLevel: LogLevel
   logFormat: LogFormat
   bodyLimitBytes: number
+  /** The body limit of POST /send, /enqueue and /send/batch, whose bodies carry attachments. */
+  mailBodyLimitBytes: number
   /** Keys and array elements, counted together, that a JSON body may hold (the validation body above). */
   jsonMaxValues: number
   /**
@@ -115,6 +117,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: read('MAILROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, (raw) =>
       wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
     ),
+    mailBodyLimitBytes: read('MAILROOM_MAIL_BODY_LIMIT_BYTES', 15 * 1024 * 1024, (raw) =>
+      wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
+    ),
     jsonMaxValues: read('MAILROOM_JSON_MAX_VALUES', 200_000, (raw) =>
       wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
     ),
@@ -149,6 +154,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length) throw new ConfigError(`invalid settings: ${problems.join('; ')}`)
   return config
+}
+
+/** The largest body any route takes. */
+export function largestBodyBytes(config: Pick<Config, 'bodyLimitBytes' | 'mailBodyLimitBytes'>): number {
+  return Math.max(config.bodyLimitBytes, config.mailBodyLimitBytes)
 }
 
 function wholeNumber(raw: string, min: number, max: number): number | Invalid {

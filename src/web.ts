@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import { largestBodyBytes } from './config.ts'
 import { createDashboard } from './dashboard/app.ts'
 import { createHosted } from './hosted/app.ts'
 import { createApp } from './http/app.ts'
@@ -39,5 +40,5 @@ export function createWebApp(services: Services): Hono {
 
 export function startWebServer(services: Services, port: number, host: string): Promise<RunningServer> {
   const guard = requestGuard(services.config, isPublicPage, PUBLIC_BODY_LIMIT_BYTES)
-  return listen(createWebApp(services), port, host, guard, services.config.bodyLimitBytes)
+  return listen(createWebApp(services), port, host, guard, largestBodyBytes(services.config))
 }

@@ -8,7 +8,7 @@ import type { Services } from '../services.ts'
 import { registerAudiences } from './audiences/index.ts'
 import { requireApiKey } from './auth.ts'
 import { registerBatches } from './batches/index.ts'
-import { limitBodySize } from './body-limit.ts'
+import { limitApiBodySize } from './body-limit.ts'
 import { registerEmail } from './email/index.ts'
 import { API_BASE, type Api, type AppEnv } from './env.ts'
 import { notFound, onError, validationHook } from './errors.ts'
@@ -46,7 +46,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.get(FAVICON.path, (c) => FAVICON.respond(c.req.raw))
 
   const api: Api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  api.use(requireApiKey([sendEmailRoute, enqueueEmailRoute]), limitBodySize(services.config.bodyLimitBytes))
+  api.use(requireApiKey([sendEmailRoute, enqueueEmailRoute]), limitApiBodySize(services.config))
   registerEmail(api)
   registerTemplates(api)
   registerAudiences(api)

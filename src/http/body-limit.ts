@@ -1,7 +1,22 @@
 import { bodyLimit } from 'hono/body-limit'
 import { createMiddleware } from 'hono/factory'
+import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
-import type { AppEnv } from './env.ts'
+import { API_BASE, type AppEnv } from './env.ts'
+
+/** The operations whose bodies carry an email's attachments, under the API's base. */
+const MAIL_PATHS = new Set(['/send', '/enqueue', '/send/batch'].map((path) => `${API_BASE}${path}`))
+
+/**
+ * The API's body limits: the mail operations take bodies as large as attachments need
+ * (`mailBodyLimitBytes`), every other operation the service's body limit, or its own smaller one
+ * (json-body.ts, `maxBytes`).
+ */
+export function limitApiBodySize(config: Pick<Config, 'bodyLimitBytes' | 'mailBodyLimitBytes'>) {
+  const mail = limitBodySize(config.mailBodyLimitBytes)
+  const other = limitBodySize(config.bodyLimitBytes)
+  return createMiddleware<AppEnv>((c, next) => (MAIL_PATHS.has(c.req.path) ? mail : other)(c, next))
+}
 
 /**
  * Refuses a request body larger than `maxBytes` with 413 PAYLOAD_TOO_LARGE. A body whose

@@ -1,3 +1,4 @@
+import { largestBodyBytes } from '../config.ts'
 import { listen, type RunningServer } from '../net/http-server.ts'
 import { requestGuard } from '../net/request-guard.ts'
 import type { Services } from '../services.ts'
@@ -9,5 +10,5 @@ export type { RunningServer }
 export function startHttpServer(services: Services, port: number, host: string): Promise<RunningServer> {
   const { config } = services
   const guard = requestGuard(config, () => false, config.bodyLimitBytes)
-  return listen(createApp(services), port, host, guard, config.bodyLimitBytes)
+  return listen(createApp(services), port, host, guard, largestBodyBytes(config))
 }

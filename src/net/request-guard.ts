@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { Config } from '../config.ts'
+import { type Config, largestBodyBytes } from '../config.ts'
 import { addressOf } from './client-address.ts'
 
 /** How the server bounds what one request, or one client address, can hold. */
@@ -30,7 +30,7 @@ export function requestGuard(
   return {
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     bodyMinBytesPerSecond: config.bodyMinBytesPerSecond,
-    bodyLimitFor: (path) => (isPublic(path) ? publicBodyLimit : config.bodyLimitBytes),
+    bodyLimitFor: (path) => (isPublic(path) ? publicBodyLimit : largestBodyBytes(config)),
     isPublic,
     publicConnectionsPerAddress: config.publicConnectionsPerAddress,
     trustProxy: config.trustProxy,

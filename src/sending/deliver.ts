@@ -4,7 +4,7 @@ import type { AttemptLine } from '../db/outbox-types.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import type { Logger } from '../log.ts'
 import type { EmailMetrics } from '../metrics.ts'
-import { composeMessage } from '../smtp/compose.ts'
+import { composeMail, type FileAttachment } from '../smtp/compose.ts'
 import { type AttemptOutcome, delivered, outcomeOfError, outcomeOfSent } from '../smtp/outcome.ts'
 import { sendRaw, type TransportPool } from '../smtp/pool.ts'
 
@@ -20,11 +20,14 @@ export interface OutgoingMessage {
   subject: string
   text?: string
   html?: string
-  /** A checked address (a form's submitter). */
-  replyTo?: string
-  /** Headers the service itself computes (List-Unsubscribe); never a caller's. */
+  /** Checked addresses: a form's submitter, or the caller's reply_to. */
+  replyTo?: string | string[]
+  /** Headers the service itself computes (List-Unsubscribe). */
   headers?: Record<string, string>
   /** A caller waits for the answer (POST /send): ahead of queued mail for a session. */
+  /** The caller's extra headers, checked (none the service sets, sending/message-extras.ts). */
+  extraHeaders?: Record<string, string>
+  attachments?: FileAttachment[]
   callerWaits?: boolean
 }
 
@@ -68,10 +71,11 @@ export async function deliver(
   let outcome: AttemptOutcome
   try {
     const transporter = await context.transports.get(connection)
-    // Only these fields are composed: no caller-supplied headers, envelope, attachments or raw
-    // source (`headers` are the service's own, `replyTo` a checked address). The session gets the
-    // composed message whole, with the envelope of this attempt.
-    const raw = composeMessage({
+    // Only these fields are composed: no caller-supplied envelope or raw source, and only checked
+    // headers (the service's own first). The session gets the composed message whole, with the
+    // envelope of this attempt.
+    const headers = { ...message.headers, ...message.extraHeaders }
+    const raw = await composeMail({
       from: connection.from_address,
       to: message.to,
       cc: message.cc,
@@ -79,7 +83,8 @@ export async function deliver(
       ...(message.text === undefined ? {} : { text: message.text }),
       ...(message.html === undefined ? {} : { html: message.html }),
       ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }),
-      ...(message.headers === undefined ? {} : { headers: message.headers }),
+      ...(Object.keys(headers).length === 0 ? {} : { headers }),
+      ...(message.attachments === undefined ? {} : { attachments: message.attachments }),
       messageId: message.messageId,
     })
     const envelope = { from: connection.from_address, to: message.envelope }

@@ -1,8 +1,9 @@
 import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
-import { EmailAddressSchema } from '../generated/routes.ts'
+import { addressesOf } from './address-list.ts'
+import { type ExtrasBody, type MessageExtras, messageExtras } from './message-extras.ts'
 
 /** The email request as the generated validator lets it through. */
-export interface EmailRequestBody {
+export interface EmailRequestBody extends ExtrasBody {
   from?: string
   to: string | string[]
   cc?: string | string[]
@@ -21,13 +22,13 @@ export interface EmailRequest {
   subject: string
   text_body?: string
   html_body?: string
+  /** Only when the request gives reply_to, headers or attachments. */
+  extras?: MessageExtras
 }
 
 const MAX_RECIPIENTS_PER_SEND = 10
 
 const FIELDS = ['to', 'cc', 'bcc'] as const
-/** An address quoted back in a message is cut to the longest a valid one can be. */
-const QUOTED_ADDRESS = 254
 
 /**
  * The recipients of a body as sent, before any address is checked (count limits come first:
@@ -61,16 +62,18 @@ function countOf(value: unknown): number {
 
 /**
  * Splits the comma-separated string form of `to`, `cc` and `bcc` and checks every address, with
- * the validation body for a bad one (counted beforehand by checkRecipientCount).
+ * the validation body for a bad one (counted beforehand by checkRecipientCount), and the reply-to,
+ * extra headers and attachments (message-extras.ts).
  */
 export function normalizeEmailRequest(body: EmailRequestBody): EmailRequest {
   const issues: ValidationIssue[] = []
   const lists = Object.fromEntries(
-    FIELDS.map((field) => [field, recipientsOf(field, body[field], issues)]),
+    FIELDS.map((field) => [field, addressesOf(field, body[field], issues)]),
   ) as Record<(typeof FIELDS)[number], string[]>
   if (lists.to.length === 0 && !issues.some((issue) => issue.path[0] === 'to')) {
     issues.push({ path: ['to'], message: 'At least one recipient is required', code: 'too_small' })
   }
+  const extras = givesExtras(body) ? messageExtras(body, issues) : undefined
   if (issues.length) throw invalidInput(issues)
   return {
     ...(body.from === undefined ? {} : { from: body.from }),
@@ -78,30 +81,11 @@ export function normalizeEmailRequest(body: EmailRequestBody): EmailRequest {
     subject: body.subject,
     ...(body.text_body === undefined ? {} : { text_body: body.text_body }),
     ...(body.html_body === undefined ? {} : { html_body: body.html_body }),
+    ...(extras === undefined ? {} : { extras }),
   }
 }
 
-function recipientsOf(
-  field: string,
-  value: string | string[] | undefined,
-  issues: ValidationIssue[],
-): string[] {
-  if (value === undefined) return []
-  const fromString = typeof value === 'string'
-  // Only spaces and tabs are trimmed: an address carrying CR or LF is refused, never cleaned up.
-  const addresses = fromString ? value.split(',').map((part) => part.replace(/^[ \t]+|[ \t]+$/g, '')) : value
-  if (fromString && addresses.length === 1 && addresses[0] === '') return []
-  addresses.forEach((candidate, index) => {
-    if (!EmailAddressSchema.safeParse(candidate).success) {
-      issues.push({
-        path: fromString ? [field] : [field, index],
-        message:
-          candidate === ''
-            ? 'Empty address in the recipient list'
-            : `Invalid email address: ${candidate.slice(0, QUOTED_ADDRESS)}`,
-        code: 'invalid_format',
-      })
-    }
-  })
-  return addresses
+/** Whether a body gives any of the fields an email may carry since contract 1.2.0. */
+export function givesExtras(body: ExtrasBody): boolean {
+  return body.reply_to !== undefined || body.headers !== undefined || body.attachments !== undefined
 }

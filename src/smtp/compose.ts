@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import MailComposer from 'nodemailer/lib/mail-composer'
 import {
   base64Body,
   buildHeaderValue,
@@ -16,10 +17,22 @@ export interface MessageFields {
   subject: string
   text?: string
   html?: string
-  replyTo?: string
-  /** The service's own headers (List-Unsubscribe), in this order, before the others. */
+  replyTo?: string | string[]
+  /**
+   * The service's own headers (List-Unsubscribe), then the caller's checked extra ones, in this
+   * order, before the others.
+   */
   headers?: Record<string, string>
   messageId: string
+}
+
+/** A file of the message, its bytes as the caller gave them. */
+export interface FileAttachment {
+  filename: string
+  contentType: string
+  /** Set: an inline part (Content-ID and Content-Disposition: inline) the HTML shows by `cid:`. */
+  contentId?: string
+  content: Buffer
 }
 
 const HEADER_LINE_LENGTH = 76
@@ -67,6 +80,34 @@ export function composeMessage(fields: MessageFields): Buffer {
   })
   chunks.push(`\r\n--${boundary}--\r\n`)
   return message(chunks)
+}
+
+/**
+ * The message's bytes: without attachments, composeMessage's; with them, nodemailer's
+ * MailComposer's, which nests the parts (multipart/mixed around multipart/alternative, and
+ * multipart/related holding the HTML and its inline parts) and streams their encoding. Every
+ * file goes in base64, so its bytes reach the server exactly, line endings included.
+ */
+export async function composeMail(
+  fields: MessageFields & { attachments?: FileAttachment[] },
+): Promise<Buffer> {
+  const { attachments, ...message } = fields
+  if (!attachments?.length) return composeMessage(message)
+  const composer = new MailComposer({
+    ...message,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    attachments: attachments.map((file) => ({
+      filename: file.filename,
+      content: file.content,
+      contentType: file.contentType,
+      contentTransferEncoding: 'base64',
+      ...(file.contentId === undefined
+        ? { contentDisposition: 'attachment' as const }
+        : { cid: file.contentId, contentDisposition: 'inline' as const }),
+    })),
+  })
+  return composer.compile().build()
 }
 
 /** A header's line(s), folded; none for a value that encodes to nothing (an empty list). */

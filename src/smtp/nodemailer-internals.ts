@@ -230,3 +230,8 @@ export function socketUnder(dataStream: NodeJS.WritableStream): Socket | undefin
   const piped = (dataStream as { _readableState?: { pipes?: unknown[] } })._readableState?.pipes?.[0]
   return piped instanceof Socket ? piped : undefined
 }
+
+/** The media type nodemailer gives a file by its name's extension; application/octet-stream for none it knows. */
+export function contentTypeOf(filename: string): string {
+  return mimeFuncs.detectMimeType(filename)
+}

@@ -83,6 +83,8 @@ export function testConfig(databaseUrl: string, settings: Partial<Config> = {}):
     logLevel: (process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'silent',
     logFormat: 'json',
     bodyLimitBytes: 10 * 1024 * 1024,
+    // A test that shrinks the service's body limit shrinks the mail operations' with it.
+    mailBodyLimitBytes: settings.bodyLimitBytes ?? 15 * 1024 * 1024,
     jsonMaxValues: 200_000,
     bodyTimeoutSeconds: 20,
     bodyMinBytesPerSecond: 256 * 1024,
