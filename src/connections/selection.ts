@@ -1,6 +1,6 @@
 import { type ConnectionRef, connectionNamed, type SendingConnection } from '../db/connections.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
+import { AppError, type ErrorCode } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 
 /**
@@ -32,44 +32,70 @@ export function connectionRef(caller: Chooser, from: string | undefined): Connec
   return { accountId: caller.accountId }
 }
 
-/** `found`, the connection `connectionRef` named (if it exists), or the refusal the contract gives. */
+/** A send the selection order refuses: the error catalog's code and what to say. */
+export interface ConnectionRefusal {
+  refused: ErrorCode
+  message: string
+}
+
+/**
+ * The selection order's decision: `found`, the connection `connectionRef` named (if it exists),
+ * or the refusal the contract gives. A disabled connection is refused; a paused one is refused
+ * when the caller waits (`now`), as not found when `from` named it, and accepted for the queue.
+ */
+export function chooseConnection(
+  caller: Chooser,
+  from: string | undefined,
+  found: SendingConnection | undefined,
+  mode: SendMode,
+): SendingConnection | ConnectionRefusal {
+  if (caller.connectionId !== null) {
+    // Authentication already refused keys whose connection is gone; a race with a delete lands here.
+    if (!found) return notFound('The connection this API key is scoped to no longer exists')
+    if (from !== undefined && from.toLowerCase() !== found.from_address.toLowerCase()) {
+      return {
+        refused: 'CONNECTION_SCOPE_MISMATCH',
+        message: `This API key may only send from ${found.from_address}, not ${from}`,
+      }
+    }
+    return usable(found, from !== undefined, mode)
+  }
+  if (from !== undefined) {
+    if (!found) return notFound(`${from} is not the address of one of this account's connections`)
+    return usable(found, true, mode)
+  }
+  if (!found) return { refused: 'NO_CONNECTION', message: 'This account has no connection to send through' }
+  return usable(found, false, mode)
+}
+
+/** The connection chooseConnection gives, or its refusal raised as an AppError. */
 export function chosenConnection(
   caller: Chooser,
   from: string | undefined,
   found: SendingConnection | undefined,
   mode: SendMode,
 ): SendingConnection {
-  if (caller.connectionId !== null) {
-    // Authentication already refused keys whose connection is gone; a race with a delete lands here.
-    if (!found) throw notFound('The connection this API key is scoped to no longer exists')
-    if (from !== undefined && from.toLowerCase() !== found.from_address.toLowerCase()) {
-      throw new AppError(
-        'CONNECTION_SCOPE_MISMATCH',
-        `This API key may only send from ${found.from_address}, not ${from}`,
-      )
-    }
-    return usable(found, from !== undefined, mode)
-  }
-  if (from !== undefined) {
-    if (!found) throw notFound(`${from} is not the address of one of this account's connections`)
-    return usable(found, true, mode)
-  }
-  if (!found) throw new AppError('NO_CONNECTION', 'This account has no connection to send through')
-  return usable(found, false, mode)
+  const choice = chooseConnection(caller, from, found, mode)
+  if ('refused' in choice) throw new AppError(choice.refused, choice.message)
+  return choice
 }
 
-function usable(connection: SendingConnection, namedByFrom: boolean, mode: SendMode): SendingConnection {
-  if (connection.disabled) throw notFound(`The connection for ${connection.from_address} is disabled`)
+function usable(
+  connection: SendingConnection,
+  namedByFrom: boolean,
+  mode: SendMode,
+): SendingConnection | ConnectionRefusal {
+  if (connection.disabled) return notFound(`The connection for ${connection.from_address} is disabled`)
   if (connection.paused && mode === 'now') {
-    if (namedByFrom) throw notFound(`The connection for ${connection.from_address} is paused`)
-    throw new AppError(
-      'CONNECTION_PAUSED',
-      `The connection for ${connection.from_address} is paused because its provider kept rejecting sends; it resumes by itself`,
-    )
+    if (namedByFrom) return notFound(`The connection for ${connection.from_address} is paused`)
+    return {
+      refused: 'CONNECTION_PAUSED',
+      message: `The connection for ${connection.from_address} is paused because its provider kept rejecting sends; it resumes by itself`,
+    }
   }
   return connection
 }
 
-function notFound(message: string) {
-  return new AppError('CONNECTION_NOT_FOUND', message)
+function notFound(message: string): ConnectionRefusal {
+  return { refused: 'CONNECTION_NOT_FOUND', message }
 }

@@ -28,9 +28,8 @@ export interface RecipientOutcome {
 export interface AttemptOutcome {
   recipients: RecipientOutcome[]
   /**
-   * The provider asked the whole connection to back off: 421 at any stage, a 4xx to MAIL FROM or
-   * to the message, or a provider's quota reply (docs/decisions.md, "Quota, daily
-   * limit and pacing"). Its reply.
+   * The provider asked the whole connection to back off (isPushBack; docs/decisions.md, "Quota,
+   * daily limit and pacing"). Its reply.
    */
   pushback?: string
   /** No session could be had (an unreachable server, failed TLS, a refused login). Nothing was tried. */
@@ -90,19 +89,31 @@ export function outcomeOfError(recipients: string[], error: unknown): AttemptOut
     return withPushback(outcome, fieldOf(error, 'rejectedErrors'))
   }
   if (isLineTooLong(reason)) return { recipients: all('refused', reason) }
-  if (speaksForConnection(code, reason) || (code < 500 && (stage === 'MAIL FROM' || stage === 'DATA'))) {
+  if (isPushBack({ code, text: reason, command: stage }))
     return { recipients: all('deferred', reason), pushback: reason }
-  }
   // The sender or the message itself refused: every recipient alike.
   return { recipients: all(code < 500 ? 'deferred' : 'refused', reason) }
 }
 
+/** A server's reply to a command: its code, its text, and the command it answered (if known). */
+export interface SmtpReply {
+  code: number
+  text: string
+  command?: string | undefined
+}
+
 /**
- * 421 or a quota reply: the provider asks the whole connection to back off. Not a refused
- * over-long line, which speaks of this message alone (an SMTP server may close with 421 on it).
+ * Whether a reply is push-back: the provider asking the whole connection to back off, rather
+ * than refusing or deferring this message or one recipient. A 421 at any stage, or a provider's
+ * quota reply whatever its code (Gmail's 550 5.4.5: it clears by itself); any other temporary
+ * reply only to MAIL FROM or to the message (DATA), since at RCPT a 450, 451 or 452 defers that
+ * recipient alone. Never a refused over-long command line, which speaks of this message alone
+ * (an SMTP server may close with 421 on it).
  */
-function speaksForConnection(code: number, reply: string): boolean {
-  return !isLineTooLong(reply) && (code === 421 || isQuotaReply(code, reply))
+export function isPushBack({ code, text, command }: SmtpReply): boolean {
+  if (isLineTooLong(text)) return false
+  if (code === 421 || isQuotaReply(code, text)) return true
+  return code < 500 && (command === 'MAIL FROM' || command === 'DATA')
 }
 
 /** A refusal at RCPT that speaks for the connection makes the attempt push-back. */
@@ -110,7 +121,7 @@ function withPushback(outcome: AttemptOutcome, rejectedErrors: unknown): Attempt
   const errors = Array.isArray(rejectedErrors) ? rejectedErrors : []
   const connectionWide = errors.find((e) => {
     const code = responseCodeOf(e)
-    return code !== undefined && speaksForConnection(code, smtpReason(e))
+    return code !== undefined && isPushBack({ code, text: smtpReason(e), command: 'RCPT TO' })
   })
   return connectionWide === undefined ? outcome : { ...outcome, pushback: smtpReason(connectionWide) }
 }
