@@ -3,6 +3,7 @@ import { embeddedDataDir, openEmbeddedDatabase } from './db/embedded.ts'
 import * as graphileInternals from './db/graphile-internals.ts'
 import { migrateDatabase } from './db/migrate.ts'
 import { connect } from './db/sql.ts'
+import { openFastPath } from './fast-path/fast-path.ts'
 import { createLogger, type Logger } from './log.ts'
 import { Metrics } from './metrics.ts'
 import type { Services } from './services.ts'
@@ -22,7 +23,11 @@ export interface ServiceOptions {
   clockOffsetMs?: number
 }
 
-/** The composition root: opens the database (embedded or not), migrates it, and the SMTP pools. */
+/**
+ * The composition root: opens the database (embedded or not), migrates it, and the SMTP pools;
+ * builds the state shared by every request and run of the process (the fast path's caches and
+ * statement rounds), which no module keeps of its own.
+ */
 export async function openServices(
   config: Config,
   log: Logger = createLogger(config.logLevel, config.logFormat),
@@ -74,6 +79,7 @@ export async function openServices(
     databaseUrl,
     secret,
     transports,
+    fastPath: openFastPath(sql),
     metrics: new Metrics(),
     appliedMigrations: applied,
     async close() {

@@ -1,5 +1,6 @@
 import type { Config } from './config.ts'
 import type { Sql } from './db/sql.ts'
+import type { FastPath } from './fast-path/fast-path.ts'
 import type { Logger } from './log.ts'
 import type { Metrics } from './metrics.ts'
 import type { TransportPool } from './smtp/pool.ts'
@@ -21,6 +22,11 @@ export interface Services {
   metrics: Metrics
   /** This process's SMTP transports, one pool per connection, shared by every send path. */
   transports: TransportPool
+  /**
+   * This process's caller and connection caches, and the send path's statements shared in
+   * rounds (src/fast-path/README.md), on `sql`.
+   */
+  fastPath: FastPath
   /** Migrations this process applied on opening (empty when the schema was current). */
   appliedMigrations: string[]
   close(): Promise<void>

@@ -3,6 +3,7 @@ import type { RecipientOutcome } from '../smtp/outcome.ts'
 import type { Payload } from './audiences.ts'
 import { recordBatchEnds, storedRecipients } from './batches.ts'
 import { heldUntil, mayGoNow } from './connections.ts'
+import { type Recheck, recheckHolds, recheckJson } from './fast-path.ts'
 import { dueInMs, expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
 import {
   ATTEMPT_LEASE_SECONDS,
@@ -14,7 +15,6 @@ import {
 import type { OutboxMessage } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 import { type LimitRefusal, type Limits, takeUnitsCall, type UnitsRow, unitsOf } from './usage.ts'
-import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'
 import { eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
@@ -32,7 +32,7 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   replyTo?: string
   /**
    * The API request that queued it (null: none), when that is not the one being served: a round
-   * runs in the context of whichever of its requests started it (src/db/rounds.ts).
+   * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
    */
   requestId?: string | null
 }
@@ -54,23 +54,23 @@ export async function enqueueMessages(
   connectionId: number,
   messages: QueuedMessage[],
 ): Promise<Queued[]> {
-  return (await enqueueVouched(db, connectionId, messages)).map(unvouchedQueued)
+  return (await enqueueRechecked(db, connectionId, messages)).map(queuedWithoutRecheck)
 }
 
-/** What enqueueVouched answered for a message without a vouch: queued, never stale. */
-export function unvouchedQueued(queued: Queued | 'stale'): Queued {
-  if (queued === 'stale') throw new Error('a message without a vouch was refused as stale')
+/** What enqueueRechecked answered for a message without a recheck: queued, never stale. */
+export function queuedWithoutRecheck(queued: Queued | 'stale'): Queued {
+  if (queued === 'stale') throw new Error('a message without a recheck was refused as stale')
   return queued
 }
 
 /**
- * enqueueMessages for messages that may carry a vouch (see Vouch): one whose vouch no longer
- * holds is not queued, and answers `stale`.
+ * enqueueMessages for messages that may carry a recheck (see Recheck): one whose recheck no
+ * longer holds is not queued, and answers `stale`.
  */
-export async function enqueueVouched(
+export async function enqueueRechecked(
   db: Db,
   connectionId: number,
-  messages: (QueuedMessage & { vouch?: Vouch })[],
+  messages: (QueuedMessage & { recheck?: Recheck })[],
 ): Promise<(Queued | 'stale')[]> {
   if (messages.length === 0) return []
   const served = currentRequestId() ?? null
@@ -80,18 +80,18 @@ export async function enqueueVouched(
     batch_id: m.batchId ?? null,
     reply_to: m.replyTo ?? null,
     request_id: m.requestId === undefined ? served : m.requestId,
-    vouch: m.vouch === undefined ? null : vouchJson(m.vouch),
+    recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
   }))
-  const holds = vouchHolds(db, db`m.vouch`, db`m.account_id`, db`${connectionId}::int`)
+  const holds = recheckHolds(db, db`m.recheck`, db`m.account_id`, db`${connectionId}::int`)
   const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
     with asked as materialized (
-      select m.*, case when m.vouch is null then true else coalesce(${holds}, false) end as holds
+      select m.*, case when m.recheck is null then true else coalesce(${holds}, false) end as holds
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
-             request_id text, vouch jsonb))
+             request_id text, recheck jsonb))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
-                                text_body, html_body, message_id, batch_id, reply_to, request_id, vouch, n)
+                                text_body, html_body, message_id, batch_id, reply_to, request_id, recheck, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,

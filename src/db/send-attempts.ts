@@ -1,9 +1,9 @@
 import { type ConnectionRef, namedConnection, refFields, type SendingConnection } from './connections.ts'
+import { type Recheck, recheckHolds, recheckJson } from './fast-path.ts'
 import { ATTEMPT_LEASE_SECONDS, attemptOfKey, messageColumns } from './outbox-records.ts'
 import type { KeyedAttempt, MessageBodies, OutboxMessage } from './outbox-types.ts'
 import type { Db } from './sql.ts'
 import type { LimitRefusal, Limits } from './usage.ts'
-import { type Vouch, vouchHolds, vouchJson } from './vouch.ts'
 
 /**
  * POST /send's statements before SMTP: what the request finds (its key's earlier attempt, the
@@ -28,7 +28,7 @@ export interface FindingsAsked {
 
 /**
  * For each request, in order, the earlier attempt under its key and the connection it names: one
- * statement for any number of requests (a round of them: src/sending/send-rounds.ts).
+ * statement for any number of requests (a round of them: src/fast-path/send-statements.ts).
  */
 export async function sendFindings(db: Db, asked: FindingsAsked[]): Promise<SendFindings[]> {
   const rows = asked.map(({ accountId, key, ref }) => ({
@@ -56,14 +56,14 @@ export type SendAttempt =
   | { refused: null; id: number; usageDay: string | null; quotaWindow: Date | null }
   /** Another request holds the idempotency key. */
   | { refused: 'key' }
-  /** What the attempt's vouch remembered no longer holds: nothing was taken or recorded. */
+  /** What the attempt's recheck says no longer holds: nothing was taken or recorded. */
   | { refused: 'stale' }
   /** A limit refused: nothing was taken or recorded. */
   | LimitRefusal
 
 /** An attempt about to reach SMTP, with the limits it counts against. */
 export interface AttemptToRecord {
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null; vouch?: Vouch }
+  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null; recheck?: Recheck }
   limits: Limits
 }
 
@@ -74,7 +74,7 @@ const DEADLOCK_DETECTED = '40P01'
  * Records attempts about to reach SMTP through the connection of `limits`, all counting against
  * them, as one at a time in the order given would: each under its idempotency key, then
  * taking one unit of each limit (mailroom_take_units); an attempt a limit refuses is not
- * recorded, nor one whose vouch no longer holds. One statement: a round of the connection's
+ * recorded, nor one whose recheck no longer holds. One statement: a round of the connection's
  * concurrent requests.
  *
  * A round holds what each of its attempts took until it commits, so two rounds reusing each
@@ -101,14 +101,14 @@ async function recordInOneStatement(
   limits: Limits,
   attempts: AttemptToRecord['attempt'][],
 ): Promise<SendAttempt[]> {
-  const args = attempts.map(({ vouch, ...attempt }) => ({
+  const args = attempts.map(({ recheck, ...attempt }) => ({
     ...messageColumns(attempt),
     key: attempt.idempotencyKey?.toString('hex') ?? null,
-    ...(vouch === undefined ? {} : { vouch: vouchJson(vouch) }),
+    ...(recheck === undefined ? {} : { recheck: recheckJson(recheck) }),
   }))
-  const holds = vouchHolds(
+  const holds = recheckHolds(
     db,
-    db`e.a->'vouch'`,
+    db`e.a->'recheck'`,
     db`${limits.accountId}::int`,
     db`${limits.connectionId}::int`,
   )
@@ -124,7 +124,7 @@ async function recordInOneStatement(
     }[]
   >`
     with asked as materialized (
-      select e.a, e.n, (not (e.a ? 'vouch') or coalesce(${holds}, false)) as holds
+      select e.a, e.n, (not (e.a ? 'recheck') or coalesce(${holds}, false)) as holds
       from jsonb_array_elements(${db.json(args)}) with ordinality as e(a, n)
     ), held as materialized (
       select a, n, row_number() over (order by n)::int as ord from asked where holds

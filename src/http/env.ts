@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { ValidationIssue } from '../errors.ts'
+import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { Caller } from '../keys/caller.ts'
-import type { CallerClaim } from '../keys/claim.ts'
 import type { Services } from '../services.ts'
 
 /** Where the API's operations are served: the specification's paths are under it. */
@@ -10,7 +10,7 @@ export const API_BASE = '/v1'
 export type AppEnv = {
   Variables: {
     caller: Caller
-    claim: CallerClaim
+    requestCaller: RequestCaller
     services: Services
     /** The text PostgreSQL cannot store in the JSON body as sent, once it was read (json-body.ts). */
     unstorable?: ValidationIssue[]

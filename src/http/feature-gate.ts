@@ -4,16 +4,17 @@ import { type Feature, hasFeature, requireFeature } from '../accounts/features.t
 import type { AppEnv } from './env.ts'
 
 /**
- * A caller remembered from an earlier request (see CallerClaim) is refused only on the
- * database's word. Let through, what the route then does checks the plan it remembered, and
+ * A caller cached from an earlier request (see RequestCaller) is refused only on the
+ * database's word. Let through, what the route then does rechecks the plan it cached, and
  * anything answered without that check waits for the database's word on the plan too.
  */
 function featureGate(feature: Feature) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const claim = c.get('claim')
-    requireFeature(hasFeature(claim.caller, feature) ? claim.caller : await claim.confirm(), feature)
+    const requestCaller = c.get('requestCaller')
+    const { caller } = requestCaller
+    requireFeature(hasFeature(caller, feature) ? caller : await requestCaller.check(), feature)
     await next()
-    requireFeature(await claim.confirm(), feature)
+    requireFeature(await requestCaller.check(), feature)
   })
 }
 

@@ -50,7 +50,7 @@ export function boundedBody<R extends RouteConfig>(route: R, bounds: BodyBounds 
     if (JSON_MEDIA_TYPE.test(type)) {
       const text = await countedText(c)
       const large = text.length >= LARGE_BODY_CHARS
-      const endTurn = large ? await takeTurn(c.get('claim').caller.accountId) : undefined
+      const endTurn = large ? await takeTurn(c.get('requestCaller').caller.accountId) : undefined
       try {
         takeBody(c, text, bounds.precheck)
       } finally {

@@ -5,6 +5,7 @@ import {
   type ApiKeyRow,
   countUnrevokedKeys,
   insertKey,
+  type KeyOwner,
   keyExists,
   lockKeyAccount,
   markRevoked,
@@ -14,7 +15,6 @@ import {
   usableKeysByHash,
 } from '../db/api-keys.ts'
 import { ownsConnection } from '../db/connections.ts'
-import { perPool, Rounds } from '../db/rounds.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import type { Caller } from './caller.ts'
@@ -117,21 +117,23 @@ export async function scopeKey(sql: Sql, keyId: number, connectionId: number | n
   })
 }
 
-/** The keys of requests arriving together are looked up together. */
-const lookups = perPool(
-  (sql) => new Rounds((hashes: Buffer[]) => usableKeysByHash(sql, hashes), { maxItems: 256 }),
-)
+/** Finds the usable key with this SHA-256 digest, if any (see usableKeysByHash). */
+export type KeyLookup = (digest: Buffer) => Promise<KeyOwner | undefined>
 
 /**
  * The caller a bearer token speaks for, or undefined for any token that must be refused:
- * unknown, revoked, expired, or scoped to a connection that was deleted. Looked up in rounds
- * (src/db/rounds.ts) with the tokens of the other requests then arriving: one statement for
- * them all.
+ * unknown, revoked, expired, or scoped to a connection that was deleted. Its key is found by
+ * `lookUp`: the API's requests share one statement with the others then arriving (CallerCache,
+ * src/fast-path/caller-cache.ts); by default, a statement of its own.
  */
-export async function authenticate(sql: Sql, token: string): Promise<Caller | undefined> {
+export async function authenticate(
+  db: Db,
+  token: string,
+  lookUp: KeyLookup = async (digest) => (await usableKeysByHash(db, [digest]))[0],
+): Promise<Caller | undefined> {
   if (!token.startsWith(KEY_PREFIX)) return undefined
   const digest = sha256(token)
-  const row = await lookups(sql).do(digest)
+  const row = await lookUp(digest)
   // The index lookup already matched; comparing again in constant time keeps the check honest
   // even if the lookup ever changes to a prefix search.
   if (!row || !timingSafeEqual(row.secret_sha256, digest)) return undefined

@@ -13,7 +13,7 @@ export type RecordAttempt = (attempt: AttemptToRecord) => Promise<SendAttempt>
  * limit, the connection's quota and pacing reserved, by `record` in that order: the
  * first limit that refuses throws its LimitReached and leaves nothing taken and nothing
  * recorded, the key unused. `taken` when another request already holds the key, `stale` when
- * the attempt's vouch no longer holds (nothing taken either).
+ * the attempt's recheck no longer holds (nothing taken either).
  */
 export async function claimAndReserve(
   record: RecordAttempt,

@@ -2,6 +2,7 @@ import { recordProviderFailure } from '../connections/health.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import type { AttemptLine } from '../db/outbox-types.ts'
 import type { Db, Sql } from '../db/sql.ts'
+import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Logger } from '../log.ts'
 import type { EmailMetrics } from '../metrics.ts'
 import { composeMail, type FileAttachment } from '../smtp/compose.ts'
@@ -38,8 +39,11 @@ export interface DeliveryContext {
   metrics: EmailMetrics
 }
 
-/** What a send path needs, with a pool rather than a transaction: each attempt opens its own. */
-export type SendContext = DeliveryContext & { sql: Sql }
+/**
+ * What a send path needs, with a pool rather than a transaction (each attempt opens its own),
+ * and the process's statements shared in rounds.
+ */
+export type SendContext = DeliveryContext & { sql: Sql; fastPath: FastPath }
 
 /** Header values are one line: CR and LF can never start a header of their own. */
 function oneLine(value: string): string {

@@ -1,16 +1,15 @@
 import { requireFeature } from '../accounts/features.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import { type Queued, unvouchedQueued } from '../db/queue.ts'
-import type { Sql } from '../db/sql.ts'
-import type { Vouch } from '../db/vouch.ts'
+import type { Recheck } from '../db/fast-path.ts'
+import { type Queued, queuedWithoutRecheck } from '../db/queue.ts'
+import { type CachedRoute, cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
+import type { RequestCaller } from '../fast-path/caller-cache.ts'
+import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
-import type { CallerClaim } from '../keys/claim.ts'
 import { currentRequestId } from '../log.ts'
 import type { EmailRequest } from './email-request.ts'
 import { outboxMessage } from './outbox.ts'
-import { findRemembering, type RememberedRoute, rememberedRoute } from './remembered-route.ts'
-import { sendRounds } from './send-rounds.ts'
 
 export interface EnqueueResult {
   success: true
@@ -30,14 +29,20 @@ interface Accepted {
  * except that a paused one is accepted (the mail waits for it). The outbox record and the job
  * that sends it are written in one statement (with those of the connection's other requests
  * then waiting), so accepted mail always has a worker run coming. With its caller and
- * connection remembered from an earlier request, that statement is the only one: it checks
- * they still hold, and the request reads them again if not.
+ * connection cached from an earlier request, that statement is the only one: it rechecks
+ * they still hold, and the request reads them again if not (src/fast-path/README.md).
  */
-export async function enqueue(sql: Sql, claim: CallerClaim, request: EmailRequest): Promise<EnqueueResult> {
-  const route = claim.confirmed ? undefined : rememberedRoute(sql, claim, request.from, 'queued')
+export async function enqueue(
+  fastPath: FastPath,
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+): Promise<EnqueueResult> {
+  const route = requestCaller.checked
+    ? undefined
+    : cachedRoute(fastPath, requestCaller, request.from, 'queued')
   const accepted =
-    (route && (await enqueueAsRemembered(sql, route, request))) ??
-    (await enqueueAsFound(sql, await claim.confirm(), request))
+    (route && (await enqueueOnCachedRoute(fastPath, route, request))) ??
+    (await enqueueAsFound(fastPath, await requestCaller.check(), request))
   return {
     success: true,
     message: 'Email queued for sending',
@@ -47,37 +52,37 @@ export async function enqueue(sql: Sql, claim: CallerClaim, request: EmailReques
   }
 }
 
-async function enqueueAsRemembered(
-  sql: Sql,
-  route: RememberedRoute,
+async function enqueueOnCachedRoute(
+  fastPath: FastPath,
+  route: CachedRoute,
   request: EmailRequest,
 ): Promise<Accepted | undefined> {
-  const queued = await queue(sql, route.caller, route.connection, request, route.vouch)
-  route.checked(queued === 'stale')
+  const queued = await queue(fastPath, route.caller, route.connection, request, route.recheck)
+  route.rechecked(queued === 'stale')
   return queued === 'stale' ? undefined : { connection: route.connection, queued }
 }
 
-async function enqueueAsFound(sql: Sql, caller: Caller, request: EmailRequest): Promise<Accepted> {
-  // The plan was checked on the remembered caller, which may have been out of date.
+async function enqueueAsFound(fastPath: FastPath, caller: Caller, request: EmailRequest): Promise<Accepted> {
+  // The plan was checked on the cached caller, which may have been out of date.
   requireFeature(caller, 'asyncSending')
   const ref = connectionRef(caller, request.from)
-  const found = await findRemembering(sql, { accountId: caller.accountId, key: null, ref })
+  const found = await findAndCache(fastPath, { accountId: caller.accountId, key: null, ref })
   const connection = chosenConnection(caller, request.from, found.connection, 'queued')
-  return { connection, queued: unvouchedQueued(await queue(sql, caller, connection, request)) }
+  return { connection, queued: queuedWithoutRecheck(await queue(fastPath, caller, connection, request)) }
 }
 
 function queue(
-  sql: Sql,
+  fastPath: FastPath,
   caller: Caller,
   connection: SendingConnection,
   request: EmailRequest,
-  vouch?: Vouch,
+  recheck?: Recheck,
 ): Promise<Queued | 'stale'> {
-  return sendRounds(sql).enqueue(connection.id, {
+  return fastPath.statements.enqueue(connection.id, {
     ...outboxMessage(caller, connection, request),
     text_body: request.text_body,
     html_body: request.html_body,
     requestId: currentRequestId() ?? null,
-    ...(vouch === undefined ? {} : { vouch }),
+    ...(recheck === undefined ? {} : { recheck }),
   })
 }

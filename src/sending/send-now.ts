@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import { settleAttempts } from '../db/outbox-records.ts'
 import type { Recheck } from '../db/fast-path.ts'
+import { settleAttempts } from '../db/outbox-records.ts'
 import type { AttemptRecord, OutboxMessage, Reservation } from '../db/outbox-types.ts'
 import { AppError } from '../errors.ts'
 import { cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
@@ -68,7 +68,9 @@ export async function sendNow(
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
   const claimed =
-    (requestCaller.checked ? undefined : await claimOnCachedRoute(context.fastPath, requestCaller, request, keyHash)) ??
+    (requestCaller.checked
+      ? undefined
+      : await claimOnCachedRoute(context.fastPath, requestCaller, request, keyHash)) ??
     (await claimAsFound(context, await requestCaller.check(), request, keyHash))
   if ('replay' in claimed) return replay(claimed.replay)
   const { caller, connection, message, attempt } = claimed

@@ -190,7 +190,7 @@ describe('plan limits: Free 1 key, Pro unlimited', () => {
     ]
     await revokeKey(app.services.sql, revoked.id)
     const tokens = [b.key, a.key, revoked.key, `${KEY_PREFIX}unknown`, others.key, a.key]
-    const callers = await Promise.all(tokens.map((token) => authenticate(app.services.sql, token)))
+    const callers = await Promise.all(tokens.map((token) => app.services.fastPath.callers.lookUp(token)))
     expect(callers).toEqual([
       authOf(owner, b.id, 'pro'),
       authOf(owner, a.id, 'pro'),

@@ -1,12 +1,12 @@
 /**
  * The queue claims several messages in one statement (claimQueued, in rounds of the lanes
- * waiting: src/db/rounds.ts): as many as are due and every limit allows, the units of all of them
+ * waiting: src/fast-path/rounds.ts): as many as are due and every limit allows, the units of all of them
  * taken together (mailroom_take_units). What the limits leave over stays queued as if never
  * claimed, and the refusal says which limit, as one message at a time did.
  */
 import { describe, expect, it } from 'vitest'
 import { queueConnection } from '../../src/db/connections.ts'
-import { Rounds } from '../../src/db/rounds.ts'
+import { Rounds } from '../../src/fast-path/rounds.ts'
 import { BatchContents } from '../../src/queue/batch-contents.ts'
 import { Claimant } from '../../src/queue/liveness.ts'
 import { claimQueued, laneRounds, type QueuedClaim } from '../../src/queue/send-queued.ts'

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
 import { connectionNamed } from '../../src/db/connections.ts'
-import type { Vouch } from '../../src/db/vouch.ts'
+import type { Recheck } from '../../src/db/fast-path.ts'
 import { seedAccount, type TestApp } from './app.ts'
 import type { SinkBehaviour, SmtpSink } from './smtp-sink.ts'
 
@@ -197,10 +197,10 @@ export async function outboxCount(app: TestApp, accountId: number, status?: stri
 }
 
 /**
- * A message from `s` vouched for as a request remembering its key and connection would vouch
- * (the connection as it reads now), for a statement that checks vouches; `over` makes it wrong.
+ * A message from `s` carrying the recheck a request on its cached key and connection would carry
+ * (the connection as it reads now), for a statement that rechecks; `over` makes it wrong.
  */
-export async function vouchedMessage(
+export async function recheckedMessage(
   app: TestApp,
   s: Sender,
   subject: string,
@@ -208,7 +208,7 @@ export async function vouchedMessage(
 ) {
   const connection = await connectionNamed(app.services.sql, { id: s.connectionId })
   if (!connection) throw new Error('no connection')
-  const vouch: Vouch = {
+  const recheck: Recheck = {
     keyId: over.keyId ?? (await keyIdOf(app, s.accountId)),
     digest: createHash('sha256').update(s.key).digest(),
     plan: over.plan ?? 'pro',
@@ -225,6 +225,6 @@ export async function vouchedMessage(
     subject,
     messageId: `<${subject}-${process.pid}@example.com>`,
     text_body: 'Hello',
-    vouch,
+    recheck,
   }
 }

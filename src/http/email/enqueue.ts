@@ -10,7 +10,7 @@ export function registerEnqueueEmail(api: Api) {
     proOnly('asyncSending', boundedBody(enqueueEmailRoute, { precheck: checkRecipientCount })),
     async (c) => {
       const request = normalizeEmailRequest(c.req.valid('json'))
-      const result = await enqueue(c.get('services').sql, c.get('claim'), request)
+      const result = await enqueue(c.get('services').fastPath, c.get('requestCaller'), request)
       return c.json(result, 200)
     },
   )

@@ -7,7 +7,12 @@ import { boundedBody } from '../json-body.ts'
 export function registerSendEmail(api: Api) {
   api.openapi(boundedBody(sendEmailRoute, { precheck: checkRecipientCount }), async (c) => {
     const request = normalizeEmailRequest(c.req.valid('json'))
-    const result = await sendNow(c.get('services'), c.get('claim'), request, c.req.header('idempotency-key'))
+    const result = await sendNow(
+      c.get('services'),
+      c.get('requestCaller'),
+      request,
+      c.req.header('idempotency-key'),
+    )
     return c.json(result, 200)
   })
 }

@@ -1,5 +1,3 @@
-import type { Sql } from './sql.ts'
-
 interface Waiting<T, R> {
   item: T
   resolve(result: R): void
@@ -102,21 +100,5 @@ export class KeyedRounds<K, T, R> {
       this.#rounds.set(key, rounds)
     }
     return rounds.do(item)
-  }
-}
-
-/**
- * `make(sql)`, made once per database pool and kept while the pool is: rounds of statements are
- * the pool's, shared by every request it serves.
- */
-export function perPool<T>(make: (sql: Sql) => T): (sql: Sql) => T {
-  const made = new WeakMap<Sql, T>()
-  return (sql) => {
-    let kept = made.get(sql)
-    if (kept === undefined) {
-      kept = make(sql)
-      made.set(sql, kept)
-    }
-    return kept
   }
 }

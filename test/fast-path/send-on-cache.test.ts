@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../src/accounts/accounts.ts'
 import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { Remembered } from '../../src/db/remembered.ts'
 import { type AttemptToRecord, recordSendAttempts } from '../../src/db/send-attempts.ts'
 import type { Limits } from '../../src/db/usage.ts'
+import { ExpiringCache } from '../../src/fast-path/expiring-cache.ts'
 import { revokeKey, rotateKey, scopeKey } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import {
@@ -12,11 +12,11 @@ import {
   keyIdOf,
   outboxCount,
   postSend,
+  recheckedMessage,
   type Sender,
   senderAddress,
   setDailyUsed,
   startSender,
-  vouchedMessage,
 } from '../support/sending.ts'
 
 const app = useTestApp()
@@ -24,11 +24,11 @@ const app = useTestApp()
 const message = (from?: string) => ({
   ...(from === undefined ? {} : { from }),
   to: 'someone@example.com',
-  subject: 'Remembered',
+  subject: 'Cached',
   text_body: 'Hello',
 })
 
-/** A sender whose key and connection a first send has had read (and remembered). */
+/** A sender whose key and connection a first send has had read (and cached). */
 async function sentOnce(label: string, plan: 'free' | 'pro' = 'free'): Promise<Sender> {
   const s = await startSender(app, label, { plan })
   const first = await postSend(app, s.key, message(s.from))
@@ -128,22 +128,22 @@ function pacedBy(s: Sender, bucket: Limits['bucket']): Limits {
   return { accountId: s.accountId, dailyLimit: null, connectionId: s.connectionId, quota: null, bucket }
 }
 
-describe("an attempt's vouch, checked in the attempt's statement", () => {
-  const vouchedAttempt = async (
-    ...args: Parameters<typeof vouchedMessage> extends [unknown, ...infer R] ? R : never
+describe("an attempt's recheck, done in the attempt's statement", () => {
+  const recheckedAttempt = async (
+    ...args: Parameters<typeof recheckedMessage> extends [unknown, ...infer R] ? R : never
   ) =>
-    ({ ...(await vouchedMessage(app, ...args)), idempotencyKey: null }) satisfies AttemptToRecord['attempt']
+    ({ ...(await recheckedMessage(app, ...args)), idempotencyKey: null }) satisfies AttemptToRecord['attempt']
 
   it('one that no longer holds is refused as stale, takes nothing, and leaves the others of its round in order', async () => {
-    const s = await startSender(app, 'vouch', { plan: 'pro' })
+    const s = await startSender(app, 'recheck', { plan: 'pro' })
     const limits = pacedBy(s, { capacity: 2, perSecond: 0.001 })
     const other = await seedAccount(app)
     const round = [
-      await vouchedAttempt(s, 'first'),
-      await vouchedAttempt(s, 'wrong-plan', { plan: 'free' }),
-      await vouchedAttempt(s, 'wrong-key', { keyId: other.keyId }),
-      await vouchedAttempt(s, 'second'),
-      await vouchedAttempt(s, 'third'),
+      await recheckedAttempt(s, 'first'),
+      await recheckedAttempt(s, 'wrong-plan', { plan: 'free' }),
+      await recheckedAttempt(s, 'wrong-key', { keyId: other.keyId }),
+      await recheckedAttempt(s, 'second'),
+      await recheckedAttempt(s, 'third'),
     ]
     const results = await recordSendAttempts(app.services.sql, limits, round)
     expect(results.map((r) => r.refused)).toEqual([null, 'stale', 'stale', null, 'pacing'])
@@ -152,9 +152,9 @@ describe("an attempt's vouch, checked in the attempt's statement", () => {
     expect(rows.map((r) => r.subject)).toEqual(['first', 'second'])
   })
 
-  it('a connection that reads otherwise than remembered (a changed rate) is stale', async () => {
-    const s = await startSender(app, 'vouch-rate', { plan: 'pro' })
-    const attempt = await vouchedAttempt(s, 'rate')
+  it('a connection that reads otherwise than cached (a changed rate) is stale', async () => {
+    const s = await startSender(app, 'recheck-rate', { plan: 'pro' })
+    const attempt = await recheckedAttempt(s, 'rate')
     await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
     const limits = pacedBy(s, { capacity: 10, perSecond: 10 })
     expect(await recordSendAttempts(app.services.sql, limits, [attempt])).toEqual([{ refused: 'stale' }])
@@ -162,21 +162,21 @@ describe("an attempt's vouch, checked in the attempt's statement", () => {
   })
 })
 
-describe('Remembered', () => {
+describe('ExpiringCache', () => {
   it('forgets an entry after its time, and the oldest when full', () => {
     let now = 1_000
     const clock = () => now
-    const remembered = new Remembered<number>({ ttlMs: 100, max: 2 }, clock)
-    remembered.set('a', 1)
-    remembered.set('b', 2)
-    expect(remembered.get('a')).toBe(1)
-    remembered.set('c', 3)
-    expect([remembered.get('a'), remembered.get('b'), remembered.get('c')]).toEqual([undefined, 2, 3])
+    const cache = new ExpiringCache<number>({ ttlMs: 100, max: 2 }, clock)
+    cache.set('a', 1)
+    cache.set('b', 2)
+    expect(cache.get('a')).toBe(1)
+    cache.set('c', 3)
+    expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([undefined, 2, 3])
     now += 99
-    expect(remembered.get('b')).toBe(2)
+    expect(cache.get('b')).toBe(2)
     now += 1
-    expect(remembered.get('b')).toBeUndefined()
-    remembered.forget('c')
-    expect(remembered.get('c')).toBeUndefined()
+    expect(cache.get('b')).toBeUndefined()
+    cache.forget('c')
+    expect(cache.get('c')).toBeUndefined()
   })
 })

@@ -1,7 +1,7 @@
+import type { Recheck } from '../db/fast-path.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
 import type { AttemptSettlement, MessageBodies } from '../db/outbox-types.ts'
-import { enqueueVouched, type Queued, type QueuedMessage } from '../db/queue.ts'
-import { KeyedRounds, perPool, Rounds } from '../db/rounds.ts'
+import { enqueueRechecked, type Queued, type QueuedMessage } from '../db/queue.ts'
 import {
   type AttemptToRecord,
   type FindingsAsked,
@@ -11,16 +11,16 @@ import {
   sendFindings,
 } from '../db/send-attempts.ts'
 import type { Sql } from '../db/sql.ts'
-import type { Vouch } from '../db/vouch.ts'
+import { KeyedRounds, Rounds } from './rounds.ts'
 
 /**
  * The statements of concurrent POST /sends and /enqueues through one connection, in rounds per
- * connection (src/db/rounds.ts): requests that reach the database together claim their attempts
+ * connection (src/fast-path/rounds.ts): requests that reach the database together claim their attempts
  * (or queue their mail) together, and the attempts their SMTP sessions finish together (a queue
  * run's lanes' as well) are recorded together, one statement for a round rather than one a
- * request.
+ * request. One per process, built by openServices.
  */
-export interface SendRounds {
+export interface SendStatements {
   /** What a request finds (see sendFindings), looked up with whatever other requests then ask. */
   find(asked: FindingsAsked): Promise<SendFindings>
   /**
@@ -34,10 +34,10 @@ export interface SendRounds {
    */
   settle(connectionId: number, attempt: AttemptSettlement): Promise<void>
   /**
-   * Queues a message with the others of its connection then waiting (see enqueueVouched):
-   * `stale` if its vouch no longer holds.
+   * Queues a message with the others of its connection then waiting (see enqueueRechecked):
+   * `stale` if its recheck no longer holds.
    */
-  enqueue(connectionId: number, message: QueuedMessage & { vouch?: Vouch }): Promise<Queued | 'stale'>
+  enqueue(connectionId: number, message: QueuedMessage & { recheck?: Recheck }): Promise<Queued | 'stale'>
 }
 
 /**
@@ -51,7 +51,8 @@ const MAX_BODIES = 16 * 2 ** 20
 
 const bodiesLength = (m: MessageBodies) => (m.text_body?.length ?? 0) + (m.html_body?.length ?? 0)
 
-export const sendRounds = perPool((sql: Sql): SendRounds => {
+/** The send path's statements on the pool `sql`, each shared in rounds (see SendStatements). */
+export function batchedSendStatements(sql: Sql): SendStatements {
   const findings = new Rounds((asked: FindingsAsked[]) => sendFindings(sql, asked), { maxItems: 256 })
   // Keyed by the limits too (they name the connection): a round's attempts share them.
   const attempts = new KeyedRounds<string, AttemptToRecord, SendAttempt>(
@@ -71,8 +72,8 @@ export const sendRounds = perPool((sql: Sql): SendRounds => {
     { maxItems: MAX_ITEMS },
   )
   const queued = new KeyedRounds(
-    (connectionId: number, round: (QueuedMessage & { vouch?: Vouch })[]) =>
-      enqueueVouched(sql, connectionId, round),
+    (connectionId: number, round: (QueuedMessage & { recheck?: Recheck })[]) =>
+      enqueueRechecked(sql, connectionId, round),
     { maxItems: MAX_ITEMS, sizeOf: bodiesLength, maxSize: MAX_BODIES },
   )
   return {
@@ -81,4 +82,4 @@ export const sendRounds = perPool((sql: Sql): SendRounds => {
     settle: (connectionId, attempt) => settlements.do(connectionId, attempt),
     enqueue: (connectionId, message) => queued.do(connectionId, message),
   }
-})
+}

@@ -1,9 +1,9 @@
 /**
- * What this process read from the database lately, kept for a while to be vouched for later by
- * a statement that checks it still holds (never trusted alone: the database has the last word).
- * Bounded: when full, the entry kept longest is forgotten first.
+ * What this process read from the database lately, kept for `ttlMs`, for a later request's
+ * statement to recheck (never trusted alone: the database has the last word). Bounded: when
+ * full, the entry kept longest is dropped first.
  */
-export class Remembered<V> {
+export class ExpiringCache<V> {
   readonly #entries = new Map<string, { value: V; until: number }>()
 
   constructor(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../src/accounts/accounts.ts'
 import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { enqueueVouched } from '../../src/db/queue.ts'
+import { enqueueRechecked } from '../../src/db/queue.ts'
 import { revokeKey, rotateKey } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText } from '../support/matchers.ts'
@@ -10,9 +10,9 @@ import {
   keyIdOf,
   outboxCount,
   postSend,
+  recheckedMessage,
   type Sender,
   startSender,
-  vouchedMessage,
 } from '../support/sending.ts'
 
 const app = useTestApp()
@@ -27,7 +27,7 @@ const FEATURE_NOT_AVAILABLE = {
   },
 }
 
-/** A Pro sender whose key and connection a first accepted /enqueue has had read (and remembered). */
+/** A Pro sender whose key and connection a first accepted /enqueue has had read (and cached). */
 async function enqueuedOnce(label: string): Promise<Sender> {
   const s = await startSender(app, label, { plan: 'pro' })
   const first = await postEnqueue(app, s.key, email({ from: s.from }))
@@ -114,22 +114,22 @@ describe('POST /enqueue on what an earlier request read', () => {
   })
 })
 
-describe("a queued message's vouch, checked in the statement that queues it", () => {
+describe("a queued message's recheck, done in the statement that queues it", () => {
   it('one that no longer holds is stale and not queued; the others are, with ids in their order', async () => {
-    const s = await startSender(app, 'queue-vouch', { plan: 'pro' })
+    const s = await startSender(app, 'queue-recheck', { plan: 'pro' })
     const other = await seedAccount(app)
     const message = (subject: string, over: { plan?: 'free' | 'pro'; keyId?: number } = {}) =>
-      vouchedMessage(app, s, subject, over)
-    const { vouch: _, ...unvouched } = await message('unvouched')
+      recheckedMessage(app, s, subject, over)
+    const { recheck: _, ...unrechecked } = await message('unrechecked')
     const rateChanged = await message('rate changed')
     const round = [
       await message('first'),
       await message('wrong-plan', { plan: 'free' }),
       await message('wrong-key', { keyId: other.keyId }),
-      unvouched,
+      unrechecked,
       await message('second'),
     ]
-    const queued = await enqueueVouched(app.services.sql, s.connectionId, round)
+    const queued = await enqueueRechecked(app.services.sql, s.connectionId, round)
     expect(queued.map((q) => (q === 'stale' ? q : 'queued'))).toEqual([
       'queued',
       'stale',
@@ -139,10 +139,10 @@ describe("a queued message's vouch, checked in the statement that queues it", ()
     ])
     const rows = await app.services.sql<{ id: number; subject: string }[]>`
       select id, subject from outbox where connection_id = ${s.connectionId} order by id`
-    expect(rows.map((r) => r.subject)).toEqual(['first', 'unvouched', 'second'])
+    expect(rows.map((r) => r.subject)).toEqual(['first', 'unrechecked', 'second'])
     expect(queued.filter((q) => q !== 'stale').map((q) => q.id)).toEqual(rows.map((r) => r.id))
 
     await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
-    expect(await enqueueVouched(app.services.sql, s.connectionId, [rateChanged])).toEqual(['stale'])
+    expect(await enqueueRechecked(app.services.sql, s.connectionId, [rateChanged])).toEqual(['stale'])
   })
 })

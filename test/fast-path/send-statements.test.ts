@@ -1,6 +1,6 @@
 /**
- * Concurrent POST /sends and /enqueues share their statements, in rounds (src/sending/send-rounds.ts,
- * src/db/rounds.ts): what a round's requests find is looked up in one statement, their attempts
+ * Concurrent POST /sends and /enqueues share their statements, in rounds
+ * (src/fast-path/send-statements.ts, src/fast-path/rounds.ts): what a round's requests find is looked up in one statement, their attempts
  * claimed in another, in the order they came and each seeing what the ones before it took, and
  * their mail queued in one. Nothing of what one request would have done alone may change.
  */
@@ -8,9 +8,9 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { addConnection } from '../../src/connections/connections.ts'
-import { KeyedRounds } from '../../src/db/rounds.ts'
 import { type AttemptToRecord, recordSendAttempts, sendFindings } from '../../src/db/send-attempts.ts'
 import type { Limits } from '../../src/db/usage.ts'
+import { KeyedRounds } from '../../src/fast-path/rounds.ts'
 import { useTestApp } from '../support/app.ts'
 import { email } from '../support/queue.ts'
 import {
