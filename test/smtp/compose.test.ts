@@ -8,7 +8,8 @@ import fc from 'fast-check'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import type Mail from 'nodemailer/lib/mailer'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { composeMessage, type MessageFields } from '../../src/smtp/compose.ts'
+import { composeMail, composeMessage, type MessageFields } from '../../src/smtp/compose.ts'
+import { decodeWords, leaves, parseMime } from '../support/mime.ts'
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] })
@@ -105,6 +106,51 @@ describe('composeMessage', () => {
       html: `<p>${'ü'.repeat(70_000)}</p>\r`,
     })
     await expectSameAsNodemailer({ ...base, text: 'ends with a carriage return\r' })
+  })
+
+  it("writes several Reply-To addresses and a caller's extra headers, non-ASCII values as encoded words, as nodemailer does", async () => {
+    const text = await expectSameAsNodemailer({
+      ...base,
+      text: 'Hi',
+      replyTo: ['help@example.com', 'desk@example.com'],
+      headers: {
+        'List-Unsubscribe': '<https://mail.example/u/abc>',
+        'In-Reply-To': '<t-1@example.com>',
+        'X-Note': 'Grüße, 日本',
+      },
+    })
+    expect(text).toContain('\r\nReply-To: help@example.com, desk@example.com\r\n')
+    expect(text).toContain('\r\nIn-Reply-To: <t-1@example.com>\r\n')
+    const note = /\r\nX-Note: (.*)\r\n/.exec(text)?.[1] ?? ''
+    expect(note).toMatch(/^=\?UTF-8\?[BQ]\?[\x20-\x7e]+$/)
+    expect(decodeWords(note)).toBe('Grüße, 日本')
+  })
+
+  it('nests files: multipart/mixed around the bodies, inline ones beside the HTML in multipart/related', async () => {
+    const bytes = Buffer.from([0, 13, 10, 255, 10, 13])
+    const fields = { ...base, text: 'Hi', html: '<img src="cid:pic">' }
+    const file = { filename: 'raw.txt', contentType: 'text/plain', content: bytes }
+    const inline = { filename: 'pic.png', contentType: 'image/png', contentId: 'pic', content: bytes }
+    const root = parseMime((await composeMail({ ...fields, attachments: [inline, file] })).toString())
+    expect(root.type).toBe('multipart/mixed')
+    const [alternative, attached] = root.parts
+    expect(alternative?.parts.map((part) => part.type)).toEqual(['text/plain', 'multipart/related'])
+    const related = alternative?.parts[1]
+    expect(related?.parts[1]?.headers.get('content-id')).toBe('<pic>')
+    expect(related?.parts[1]?.headers.get('content-disposition')).toBe('inline; filename=pic.png')
+    expect(attached?.headers.get('content-transfer-encoding')).toBe('base64')
+    expect(
+      leaves(root)
+        .slice(-2)
+        .map((part) => part.content),
+    ).toEqual([bytes, bytes])
+    // Without files, the very bytes of composeMessage.
+    const plain = await composeMail(fields)
+    expect(plain.toString().replace(/_NmP-[0-9a-f]{16}/g, '')).toBe(
+      composeMessage(fields)
+        .toString()
+        .replace(/_NmP-[0-9a-f]{16}/g, ''),
+    )
   })
 
   it('agrees with nodemailer on generated messages', async () => {
