@@ -36,7 +36,7 @@ export interface WorkerOptions {
   concurrency: number
   /**
    * Messages of one connection in flight at once: enough to keep its SMTP sessions busy while
-   * other messages are being claimed and recorded (in rounds: see src/db/rounds.ts).
+   * other messages are being claimed and recorded (in rounds: see src/fast-path/rounds.ts).
    */
   lanes: number
   retry: RetryPolicy

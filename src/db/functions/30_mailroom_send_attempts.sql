@@ -1,5 +1,5 @@
 -- POST /sends through one connection at the same moment claim their attempts in one statement
--- (a round: src/sending/send-rounds.ts), with the same outcome as one at a time in the order
+-- (a round: src/fast-path/send-statements.ts), with the same outcome as one at a time in the order
 -- given: each claims its idempotency key by recording its attempt (a key an earlier one of the
 -- round took is refused as taken), then the units of every limit are taken for all of them at
 -- once, in the contract's order (mailroom_take_units, as the queue takes them); those the limits
