@@ -112,6 +112,7 @@ function queuedSettlement(outcome: Delivery, attempt: QueuedAttempt): AttemptSet
   }
 }
 
+/** The record's status and error after the attempt, with the retry counter it adds one to. */
 function recordAfter(
   outcome: Delivery,
   recipients: RecipientOutcome[],
