@@ -28,13 +28,27 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   html_body?: string | undefined
   /** The batch the message is one recipient of. */
   batchId?: number
-  /** Where replies go (a form's submitter). */
+  /** Where replies go (a form's submitter, or the caller's addresses, comma-separated). */
   replyTo?: string
+  /** The caller's extra header fields. */
+  headers?: Record<string, string>
+  /** Each attachment's summary, and its bytes in the same order (kept until the email ends). */
+  attachments?: StoredAttachment[]
+  attachmentContents?: Buffer[]
   /**
    * The API request that queued it (null: none), when that is not the one being served: a round
    * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
    */
   requestId?: string | null
+}
+
+/** What an outbox record keeps of an attachment once its bytes are gone. */
+export type StoredAttachment = {
+  filename: string
+  content_type: string
+  size: number
+  sha256: string
+  content_id?: string
 }
 
 /** A message put in the queue: its outbox id, and when. */
@@ -79,6 +93,9 @@ export async function enqueueRechecked(
     ...messageColumns(m),
     batch_id: m.batchId ?? null,
     reply_to: m.replyTo ?? null,
+    headers: m.headers ?? null,
+    attachments: m.attachments ?? null,
+    contents: m.attachmentContents?.map((content) => content.toString('base64')) ?? null,
     request_id: m.requestId === undefined ? served : m.requestId,
     recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
   }))
@@ -89,19 +106,25 @@ export async function enqueueRechecked(
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
-             request_id text, recheck jsonb))
+             request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[]))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
-                                text_body, html_body, message_id, batch_id, reply_to, request_id, recheck, n)
+                                text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
+                                headers, attachments, contents, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-                          next_attempt_at, request_id)
+                          next_attempt_at, request_id, headers, attachments)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-             mailroom_now(), request_id
+             mailroom_now(), request_id, headers, attachments
       from asked where holds
       order by n
-      returning id, created_at as queued_at
+      returning id, created_at as queued_at, message_id
+    ), stored as (
+      insert into outbox_attachment_contents (outbox_id, position, content)
+      select q.id, c.position, decode(c.content, 'base64')
+      from queued q join asked a on a.message_id = q.message_id,
+        unnest(a.contents) with ordinality as c(content, position)
     ), run as (${queueRunRequest(db, connectionId)})
     -- Referring to the run makes it happen; ids follow the messages' order.
     select id, queued_at, null::int as stale from queued, (select count(*) from run) as requested
@@ -143,6 +166,10 @@ export interface ClaimedMessage {
   /** The API request that queued it (X-Request-Id), if any. */
   request_id: string | null
   reply_to: string | null
+  headers: Record<string, string> | null
+  attachments: StoredAttachment[] | null
+  /** The attachments' bytes, in their order (none once the email has ended). */
+  attachment_contents: Buffer[]
   unsubscribe_url: string | null
   /** Where its units are counted, for a give-back. */
   usage_day: string | null
@@ -188,7 +215,9 @@ export async function claimDue(
         extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
         o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
         o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url, o.usage_day::text, o.quota_window,
-        o.next_attempt_at
+        o.next_attempt_at, o.headers, o.attachments, array(
+          select a.content from outbox_attachment_contents a where a.outbox_id = o.id order by a.position
+        ) as attachment_contents
     )
     select c.*, u.granted, u.refused, u.used, u.wait_ms, u.resets_at
     from units u left join claimed c on true

@@ -11,6 +11,7 @@ import { Rounds } from '../fast-path/rounds.ts'
 import { withRequestId } from '../log.ts'
 import { recordGivingBack, sendingLimits } from '../quota/reservations.ts'
 import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
+import { storedExtras } from '../sending/message-extras.ts'
 import { envelopeOf, stillToTry } from '../sending/recipients.ts'
 import { settlementOf } from '../sending/settlement.ts'
 import { counted } from '../wording.ts'
@@ -195,6 +196,7 @@ async function sendClaimed(
       ...content,
       ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
       ...listUnsubscribe(message.unsubscribe_url),
+      ...storedExtras(message),
     },
     (kind) => retryDelayMs(policy, retry, kind === 'pushback' ? 'pushback' : 'failure'),
   )

@@ -9,6 +9,7 @@ import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
 import { currentRequestId } from '../log.ts'
 import type { EmailRequest } from './email-request.ts'
+import { queuedFields } from './message-extras.ts'
 import { outboxMessage } from './outbox.ts'
 
 export interface EnqueueResult {
@@ -82,6 +83,7 @@ function queue(
     ...outboxMessage(caller, connection, request),
     text_body: request.text_body,
     html_body: request.html_body,
+    ...queuedFields(request.extras),
     requestId: currentRequestId() ?? null,
     ...(recheck === undefined ? {} : { recheck }),
   })

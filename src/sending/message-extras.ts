@@ -50,6 +50,7 @@ export interface AttachmentSummary {
   content_type: string
   size: number
   sha256: string
+  content_id?: string
 }
 
 export interface ExtrasRules {
@@ -195,6 +196,7 @@ export function attachmentSummaries(files: AttachedFile[]): AttachmentSummary[] 
     content_type: file.contentType,
     size: file.content.length,
     sha256: createHash('sha256').update(file.content).digest('hex'),
+    ...(file.contentId === undefined ? {} : { content_id: file.contentId }),
   }))
 }
 
@@ -205,5 +207,44 @@ export function outgoingExtras(extras: MessageExtras | undefined) {
     ...(extras.replyTo.length === 0 ? {} : { replyTo: extras.replyTo }),
     ...(Object.keys(extras.headers).length === 0 ? {} : { extraHeaders: extras.headers }),
     ...(extras.attachments.length === 0 ? {} : { attachments: extras.attachments }),
+  }
+}
+
+/** The extras as queued mail keeps them: reply-to addresses comma-separated, files summed up beside their bytes. */
+export function queuedFields(extras: MessageExtras | undefined) {
+  if (extras === undefined) return {}
+  const { replyTo, headers, attachments } = extras
+  return {
+    ...(replyTo.length === 0 ? {} : { replyTo: replyTo.join(', ') }),
+    ...(Object.keys(headers).length === 0 ? {} : { headers }),
+    ...(attachments.length === 0
+      ? {}
+      : {
+          attachments: attachmentSummaries(attachments),
+          attachmentContents: attachments.map((file) => file.content),
+        }),
+  }
+}
+
+/** What a queued record kept, as an outgoing message carries it again (reply_to is read apart). */
+export function storedExtras(record: {
+  headers: Record<string, string> | null
+  attachments: AttachmentSummary[] | null
+  attachment_contents: Buffer[]
+}) {
+  const { headers, attachments, attachment_contents: contents } = record
+  return {
+    ...(headers === null ? {} : { extraHeaders: headers }),
+    ...(attachments === null
+      ? {}
+      : {
+          attachments: attachments.map((summary, i) => {
+            const content = contents[i]
+            // Bytes go only when the email ends, and an ended email is never sent again.
+            if (content === undefined) throw new Error('a queued attachment has no content')
+            const file = { filename: summary.filename, contentType: summary.content_type, content }
+            return summary.content_id === undefined ? file : { ...file, contentId: summary.content_id }
+          }),
+        }),
   }
 }
