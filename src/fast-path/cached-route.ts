@@ -1,4 +1,4 @@
-import { chosenConnection, connectionRef, type SendMode } from '../connections/selection.ts'
+import { chooseConnection, connectionRef, type SendMode } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import type { Recheck } from '../db/fast-path.ts'
 import type { FindingsAsked, SendFindings } from '../db/send-attempts.ts'
@@ -33,12 +33,9 @@ export function cachedRoute(
   const ref = connectionRef(caller, from)
   const cached = fastPath.connections.get(ref)
   if (!cached) return undefined
-  let connection: SendingConnection
-  try {
-    connection = chosenConnection(caller, from, cached, mode)
-  } catch {
-    return undefined
-  }
+  // Any refusal is answered by reading it all again, on the usual path.
+  const connection = chooseConnection(caller, from, cached, mode)
+  if ('refused' in connection) return undefined
   return {
     caller,
     connection,
