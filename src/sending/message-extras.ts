@@ -248,3 +248,9 @@ export function storedExtras(record: {
         }),
   }
 }
+
+/** What an email sent at once keeps of the extras on its record: the files summed up, never their bytes. */
+export function sentFields(extras: MessageExtras) {
+  const { attachmentContents, ...kept } = queuedFields(extras)
+  return kept
+}

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import type { Recheck } from '../db/fast-path.ts'
+import { recordMessageFields } from '../db/message-fields.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
 import type { AttemptRecord, OutboxMessage, Reservation } from '../db/outbox-types.ts'
 import { AppError } from '../errors.ts'
@@ -15,7 +16,7 @@ import { claimAndReserve, type RecordAttempt } from '../quota/send-reservation.t
 import type { AttemptOutcome, RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
-import { outgoingExtras } from './message-extras.ts'
+import { outgoingExtras, sentFields } from './message-extras.ts'
 import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './outbox.ts'
 import { envelopeOf, notDelivered } from './recipients.ts'
 import { settlementOf } from './settlement.ts'
@@ -74,6 +75,7 @@ export async function sendNow(
     (await claimAsFound(context, await requestCaller.check(), request, keyHash))
   if ('replay' in claimed) return replay(claimed.replay)
   const { caller, connection, message, attempt } = claimed
+  if (request.extras) await recordMessageFields(sql, attempt.id, sentFields(request.extras))
   const envelope = envelopeOf(request)
   const outcome = await deliver(
     context,

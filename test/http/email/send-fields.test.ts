@@ -3,7 +3,7 @@
  * bytes, taken apart as a mail reader would), and every rule of the three fields refused with
  * the validation body at its path, each bound on both sides.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.ts'
 import { validationBody } from '../../support/matchers.ts'
@@ -276,6 +276,36 @@ describe('attachments', () => {
     expect(await refused({ attachments: [file({ content_type: 'text/plain; charset=utf-8' })] })).toEqual(
       invalid({ path: ['attachments', 0, 'content_type'], code: 'invalid_format' }),
     )
+  })
+})
+
+describe("what a sent email's record keeps", () => {
+  it('its reply-to addresses, extra headers and each file summed up, never the bytes', async () => {
+    const bytes = randomBytes(500)
+    const reply = await postSend(app, sender.key, {
+      ...MAIL,
+      reply_to: ['desk@example.com', 'help@example.com'],
+      headers: { 'X-Ticket': '9' },
+      attachments: [{ filename: 'a.pdf', content: bytes.toString('base64'), content_id: 'a' }],
+    })
+    const [record] = await app.services.sql<{ reply_to: string; headers: unknown; attachments: unknown }[]>`
+      select reply_to, headers, attachments from outbox where id = ${reply.body.outboxId as number}`
+    expect(record).toEqual({
+      reply_to: 'desk@example.com, help@example.com',
+      headers: { 'X-Ticket': '9' },
+      attachments: [
+        {
+          filename: 'a.pdf',
+          content_type: 'application/pdf',
+          size: 500,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+          content_id: 'a',
+        },
+      ],
+    })
+    const [{ count } = { count: -1 }] = await app.services.sql<{ count: number }[]>`
+      select count(*)::int as count from outbox_attachment_contents`
+    expect(count).toBe(0)
   })
 })
 
