@@ -126,8 +126,8 @@ function usable(db: Db): Fragment {
     and (not k.scoped or k.connection_id is not null)`
 }
 
-/** Columns or values, as SQL, of what a caller remembered its key to say (see keyStillSays). */
-export interface KeyClaimInSql {
+/** Columns or values, as SQL, of what a request cached of its key (see keyStillSays). */
+export interface CachedKeyInSql {
   keyId: Fragment
   /** The token's SHA-256, as bytea. */
   digest: Fragment
@@ -137,14 +137,14 @@ export interface KeyClaimInSql {
 }
 
 /**
- * A condition: the key is still usable and still says what was remembered of it (its hash,
+ * A condition: the key is still usable and still says what was cached of it (its hash,
  * account, the account's plan, its connection), read in the statement that relies on it.
  */
-export function keyStillSays(db: Db, claim: KeyClaimInSql): Fragment {
+export function keyStillSays(db: Db, cached: CachedKeyInSql): Fragment {
   return db`exists (
     select from api_keys k join accounts a on a.id = k.account_id
-    where k.id = ${claim.keyId} and k.secret_sha256 = ${claim.digest} and k.account_id = ${claim.accountId}
-      and a.plan = ${claim.plan} and k.connection_id is not distinct from ${claim.connectionId} and ${usable(db)})`
+    where k.id = ${cached.keyId} and k.secret_sha256 = ${cached.digest} and k.account_id = ${cached.accountId}
+      and a.plan = ${cached.plan} and k.connection_id is not distinct from ${cached.connectionId} and ${usable(db)})`
 }
 
 /**
