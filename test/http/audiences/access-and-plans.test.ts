@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Audience, createTemporaryAudience } from '../../../src/audiences/audiences.ts'
 import { operations } from '../../../src/generated/routes.ts'
-import { seedAccount, useTestApp } from '../../support/app.ts'
+import { type SeededAccount, seedAccount, useTestApp } from '../../support/app.ts'
 import {
   ACCESS_DENIED,
   AUDIENCE_NOT_FOUND,

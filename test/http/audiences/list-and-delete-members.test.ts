@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkBatchAudience } from '../../../src/audiences/audiences.ts'
+import { type AudienceMember, checkBatchAudience } from '../../../src/audiences/audiences.ts'
 import { type SeededAccount, seedAccount, useTestApp } from '../../support/app.ts'
 import {
   ACCESS_DENIED,
