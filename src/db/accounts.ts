@@ -24,7 +24,7 @@ export async function insertAccount(db: Db, email: string, plan: Plan): Promise<
 
 export async function updatePlan(db: Db, id: number, plan: Plan): Promise<AccountRow | undefined> {
   const [row] = await db<AccountRow[]>`
-    update accounts set plan = ${plan}, updated_at = now() where id = ${id} returning ${COLUMNS(db)}`
+    update accounts set plan = ${plan}, updated_at = mailroom_now() where id = ${id} returning ${COLUMNS(db)}`
   return row
 }
 

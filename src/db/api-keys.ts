@@ -26,7 +26,7 @@ const COLUMNS = (db: Db) => db`
   case
     when revoked_at is not null then 'revoked'
     when scoped and connection_id is null then 'connection_deleted'
-    when expires_at <= now() then 'expired'
+    when expires_at <= mailroom_now() then 'expired'
     else 'active'
   end as status,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at`
@@ -54,7 +54,7 @@ export async function insertKey(
   const [row] = await db<{ id: number; connection_id: number | null; expires_at: string | null }[]>`
     insert into api_keys (account_id, name, prefix, secret_sha256, scoped, connection_id, expires_at)
     values (${key.accountId}, ${key.name}, ${key.prefix}, ${key.secretSha256}, ${key.connectionId !== null},
-            ${key.connectionId}, ${key.expiresInDays === null ? null : db`now() + make_interval(days => ${key.expiresInDays})`})
+            ${key.connectionId}, ${key.expiresInDays === null ? null : db`mailroom_now() + make_interval(days => ${key.expiresInDays})`})
     returning id, connection_id, api_timestamp(expires_at) as expires_at`
   if (!row) throw new Error('the key was not recorded')
   return row
@@ -80,7 +80,7 @@ export async function replaceSecret(
   secretSha256: Buffer,
 ): Promise<{ id: number } | undefined> {
   const [row] = await db<{ id: number }[]>`
-    update api_keys set secret_sha256 = ${secretSha256}, prefix = ${prefix}, updated_at = now()
+    update api_keys set secret_sha256 = ${secretSha256}, prefix = ${prefix}, updated_at = mailroom_now()
     where id = ${keyId} and revoked_at is null
     returning id`
   return row
@@ -93,7 +93,7 @@ export async function keyExists(db: Db, keyId: number): Promise<boolean> {
 
 export async function markRevoked(db: Db, keyId: number): Promise<ApiKeyRow | undefined> {
   const [row] = await db<ApiKeyRow[]>`
-    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = now()
+    update api_keys set revoked_at = coalesce(revoked_at, mailroom_now()), updated_at = mailroom_now()
     where id = ${keyId}
     returning ${COLUMNS(db)}`
   return row
@@ -105,7 +105,7 @@ export async function setScope(
   connectionId: number | null,
 ): Promise<ApiKeyRow | undefined> {
   const [row] = await db<ApiKeyRow[]>`
-    update api_keys set scoped = ${connectionId !== null}, connection_id = ${connectionId}, updated_at = now()
+    update api_keys set scoped = ${connectionId !== null}, connection_id = ${connectionId}, updated_at = mailroom_now()
     where id = ${keyId}
     returning ${COLUMNS(db)}`
   return row
@@ -122,7 +122,7 @@ export interface KeyOwner {
 
 /** A condition on the key row `k`: not revoked, not expired, its connection (if scoped) not deleted. */
 function usable(db: Db): Fragment {
-  return db`k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+  return db`k.revoked_at is null and (k.expires_at is null or k.expires_at > mailroom_now())
     and (not k.scoped or k.connection_id is not null)`
 }
 
@@ -162,8 +162,8 @@ export async function usableKeysByHash(db: Db, hashes: Buffer[]): Promise<(KeyOw
       join accounts a on a.id = k.account_id
       where ${usable(db)}
     ), used as (
-      update api_keys set last_used_at = now()
-      where id in (select id from usable where last_used_at is null or last_used_at <= now() - interval '1 minute')
+      update api_keys set last_used_at = mailroom_now()
+      where id in (select id from usable where last_used_at is null or last_used_at <= mailroom_now() - interval '1 minute')
     )
     select n::int, id, account_id, plan, connection_id, secret_sha256 from usable`
   const found = new Map(rows.map(({ n, ...owner }) => [n, owner]))

@@ -88,7 +88,7 @@ export async function updateAudienceRow(
   const [row] = await db<AudienceRow[]>`
     update audiences set name = ${content.name}, description = ${content.description},
       updated_at = case when (name, description) is distinct from (${content.name}, ${content.description}::text)
-        then now() else updated_at end
+        then mailroom_now() else updated_at end
     where id = ${id}
     returning ${COLUMNS(db)}`
   if (!row) throw new Error(`audience ${id} vanished while locked`)

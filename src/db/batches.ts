@@ -34,7 +34,7 @@ export async function insertBatch(
   const [row] = await tx<{ id: number; name: string }[]>`
     insert into batches (account_id, connection_id, name, total_count)
     values (${batch.accountId}, ${batch.connectionId},
-            coalesce(${batch.name}, 'Batch Send ' || api_timestamp(now())), ${batch.totalCount})
+            coalesce(${batch.name}, 'Batch Send ' || api_timestamp(mailroom_now())), ${batch.totalCount})
     returning id, name`
   if (!row) throw new Error('the batch was not recorded')
   return row
@@ -120,7 +120,7 @@ export async function batchesWithStrandedRecipients(db: Db, graceMs: number): Pr
   const rows = await db<{ id: number }[]>`
     select b.id from batches b
     where exists (select 1 from batch_recipients r where r.batch_id = b.id)
-      and b.created_at <= now() - ${graceMs} * interval '1 millisecond'
+      and b.created_at <= mailroom_now() - ${graceMs} * interval '1 millisecond'
       and not ${expansionRunComing(db, db`b.id`)}`
   return rows.map((r) => r.id)
 }
@@ -202,7 +202,7 @@ export async function purgeEndedBatches(
   const rows = await db<{ temporary_audience_id: number | null }[]>`
     delete from batches b using accounts a
     where a.id = b.account_id
-      and b.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)
+      and b.created_at < mailroom_now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)
       and not exists (select 1 from outbox o where o.batch_id = b.id and o.status in ('queued', 'sending'))
       and not exists (select 1 from batch_recipients r where r.batch_id = b.id)
     returning b.temporary_audience_id`
@@ -328,7 +328,7 @@ export async function requeueFailedOfBatch(
     ), requeued as (
       update outbox o set status = 'queued', error = null, failures = 0, deferrals = 0, recipients = null,
         connection_id = coalesce(o.connection_id, ${fallbackConnectionId}::int), next_attempt_at = mailroom_now(),
-        updated_at = now()
+        updated_at = mailroom_now()
       from failed where o.id = failed.id
       returning o.id, o.connection_id
     ), noted as (

@@ -136,7 +136,7 @@ export async function changeConnection(
   change: Fragment,
 ): Promise<ConnectionView | undefined> {
   const [row] = await db<ConnectionView[]>`
-    update connections set ${change}, updated_at = now() where id = ${id} returning ${VIEW_COLUMNS(db)}`
+    update connections set ${change}, updated_at = mailroom_now() where id = ${id} returning ${VIEW_COLUMNS(db)}`
   return row
 }
 
@@ -188,7 +188,7 @@ export async function deleteConnectionRow(
   if (!gone) return undefined
   const [next] = gone.is_default
     ? await tx<{ id: number }[]>`
-        update connections set is_default = true, updated_at = now()
+        update connections set is_default = true, updated_at = mailroom_now()
         where id = (select id from connections where account_id = ${gone.account_id} order by created_at, id limit 1)
         returning id`
     : await tx<
@@ -344,7 +344,7 @@ export async function endOutage(db: Db, id: number): Promise<boolean> {
     update connections set unreachable_until = null, consecutive_failures = 0, failure_window_until = null,
       paused_until = case when paused_by = 'unreachable' then null else paused_until end,
       pause_reason = case when paused_by = 'unreachable' then null else pause_reason end,
-      paused_by = case when paused_by = 'unreachable' then null else paused_by end, updated_at = now()
+      paused_by = case when paused_by = 'unreachable' then null else paused_by end, updated_at = mailroom_now()
     where id = ${id} and unreachable_until is not null`
   return ended.count > 0
 }

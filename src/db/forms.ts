@@ -63,7 +63,7 @@ export async function formByPublicId(db: Db, publicId: string): Promise<PublicFo
 export async function updateFormRow(db: Db, id: number, form: FormInput): Promise<FormRow | undefined> {
   const [row] = await db<FormRow[]>`
     update forms f set name = ${form.name}, connection_id = ${form.connectionId},
-      redirect_url = ${form.redirectUrl}, allowed_origins = ${form.allowedOrigins}::text[], updated_at = now()
+      redirect_url = ${form.redirectUrl}, allowed_origins = ${form.allowedOrigins}::text[], updated_at = mailroom_now()
     where id = ${id}
     returning ${COLUMNS(db)}`
   return row

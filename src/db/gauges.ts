@@ -24,11 +24,11 @@ export async function operationalState(db: Db): Promise<OperationalState> {
       from batches b where exists (select 1 from batch_recipients r where r.batch_id = b.id)
     )
     select q.queued + (select coalesce(sum(waiting), 0) from stored)::int as queued,
-      greatest(q.oldest_seconds, coalesce((select extract(epoch from now() - min(created_at)) from stored), 0))::float8
+      greatest(q.oldest_seconds, coalesce((select extract(epoch from mailroom_now() - min(created_at)) from stored), 0))::float8
         as oldest_seconds,
       c.active, c.disabled, c.paused, b.batches_running
     from (select count(*)::int as queued,
-                 coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest_seconds
+                 coalesce(extract(epoch from mailroom_now() - min(created_at)), 0)::float8 as oldest_seconds
           from outbox where status = 'queued') q,
          (select count(*) filter (where not disabled and not coalesce(paused_until > mailroom_now(), false))::int as active,
                  count(*) filter (where disabled)::int as disabled,

@@ -6,7 +6,10 @@ import type { Db, Fragment } from './sql.ts'
  * graphile-worker's public SQL interface (`add_job`, `force_unlock_workers`, the `jobs` view):
  * the only module that uses it; its private tables are reached in src/db/graphile-internals.ts
  * alone. Jobs are added in the same statements as the mail they send, so this is storage, not
- * the worker: the worker (src/worker/) only runs what is added here.
+ * the worker: the worker (src/worker/) only runs what is added here. Its times (run_at,
+ * locked_at) are on the database's clock, now(), not on mailroom_now(): graphile-worker compares
+ * them with now() in its own statements. A delay computed on mailroom_now() is a duration, the
+ * same on both.
  */
 
 /** graphile-worker's task that sends a connection's queued mail. */

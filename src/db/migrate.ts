@@ -9,6 +9,8 @@ const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'src', 'db', 'migrations')
 const FUNCTIONS_DIR = path.join(PROJECT_ROOT, 'src', 'db', 'functions')
 // Any constant works; it only has to be the same for every process that migrates.
 const MIGRATION_LOCK = 7_405_001
+// The files of src/db/functions whose functions use no table nor other function.
+const INDEPENDENT = /^10_/
 
 /**
  * graphile-worker's schema, then ours: one of our functions' triggers reaches into
@@ -24,7 +26,8 @@ export async function migrateDatabase(sql: Sql, databaseUrl: string, log: Logger
 /**
  * Applies the numbered migrations not yet applied, in order, then every file of
  * src/db/functions, in one transaction under one lock: a process starting meanwhile waits, then
- * finds nothing to do but make the same functions again.
+ * finds nothing to do but make the same functions again. The functions that depend on nothing
+ * (files numbered 10_) are made before the migrations too: a column's default calls the clock.
  */
 async function migrate(sql: Sql): Promise<string[]> {
   const files = await sqlFiles(MIGRATIONS_DIR)
@@ -35,6 +38,7 @@ async function migrate(sql: Sql): Promise<string[]> {
       name text primary key,
       applied_at timestamptz not null default now()
     )`
+    await applyFunctions(tx, INDEPENDENT)
     const done = new Set(
       (await tx<{ name: string }[]>`select name from mailroom_migrations`).map((r) => r.name),
     )
@@ -57,8 +61,9 @@ async function migrate(sql: Sql): Promise<string[]> {
  * replace` cannot change them, and a changed argument list would make a second function beside
  * the first). A function no longer wanted at all is dropped by a migration.
  */
-async function applyFunctions(tx: Db): Promise<void> {
+async function applyFunctions(tx: Db, only?: RegExp): Promise<void> {
   for (const file of await sqlFiles(FUNCTIONS_DIR)) {
+    if (only && !only.test(file)) continue
     await tx.unsafe(await readFile(path.join(FUNCTIONS_DIR, file), 'utf8'))
   }
 }

@@ -107,8 +107,8 @@ export async function sentToday(db: Db, accountId: number): Promise<number> {
   const [row] = await db<{ sent: number }[]>`
     select count(*)::int as sent from outbox
     where account_id = ${accountId} and status = 'sent'
-      and created_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC' - interval '1 day'
-      and sent_at >= (now() at time zone 'UTC')::date::timestamp at time zone 'UTC'`
+      and created_at >= (mailroom_now() at time zone 'UTC')::date::timestamp at time zone 'UTC' - interval '1 day'
+      and sent_at >= (mailroom_now() at time zone 'UTC')::date::timestamp at time zone 'UTC'`
   return row?.sent ?? 0
 }
 
@@ -117,7 +117,7 @@ export async function sentToday(db: Db, accountId: number): Promise<number> {
  * any included: a message counts on the day it was sent, or failed for the last time.
  */
 export function dailyActivity(db: Db, accountId: number, days: number): Promise<DayActivity[]> {
-  const first = db`((now() at time zone 'UTC')::date - ${days - 1}::int)`
+  const first = db`((mailroom_now() at time zone 'UTC')::date - ${days - 1}::int)`
   return db<DayActivity[]>`
     with activity as (
       select (coalesce(sent_at, updated_at) at time zone 'UTC')::date as day,
@@ -129,7 +129,7 @@ export function dailyActivity(db: Db, accountId: number, days: number): Promise<
       group by 1
     )
     select to_char(d, 'YYYY-MM-DD') as day, coalesce(a.sent, 0)::int as sent, coalesce(a.failed, 0)::int as failed
-    from generate_series(${first}, (now() at time zone 'UTC')::date, interval '1 day') as d
+    from generate_series(${first}, (mailroom_now() at time zone 'UTC')::date, interval '1 day') as d
     left join activity a on a.day = d::date
     order by d`
 }

@@ -88,7 +88,7 @@ export async function settleAttempts(
         idempotency_key_sha256 = case when settle_release_key then null else idempotency_key_sha256 end,
         recipients = settle_recipients, claimed_by = null,
         failures = failures + settle_failures, deferrals = deferrals + settle_deferrals,
-        sent_at = case when settle_delivered then coalesce(sent_at, now()) else sent_at end, updated_at = now()
+        sent_at = case when settle_delivered then coalesce(sent_at, mailroom_now()) else sent_at end, updated_at = mailroom_now()
       -- The ids again as an array: the planner cannot count the recordset's rows, and taking it
       -- for a hundred would scan the whole outbox while it is small and growing. An array the
       -- statement makes, not a parameter, so that one generic plan serves every execution
@@ -163,7 +163,7 @@ function jsonOf(recipients: RecipientOutcome[]) {
  */
 export function attemptOfKey(db: Db, accountId: Fragment, key: Fragment): Fragment {
   return db`
-    select ${OUTBOX_COLUMNS(db)}, status = 'sending' as in_flight, lease_expires_at <= now() as lease_over
+    select ${OUTBOX_COLUMNS(db)}, status = 'sending' as in_flight, lease_expires_at <= mailroom_now() as lease_over
     from outbox where account_id = ${accountId} and idempotency_key_sha256 = ${key}`
 }
 
@@ -183,7 +183,7 @@ export async function settleInterrupted(
   error: string,
 ): Promise<AttemptRecord | undefined> {
   const [row] = await db<AttemptRecord[]>`
-    update outbox set status = 'failed', lease_expires_at = null, updated_at = now(), error = ${error}
+    update outbox set status = 'failed', lease_expires_at = null, updated_at = mailroom_now(), error = ${error}
     where id = ${id} and status = 'sending'
     returning ${OUTBOX_COLUMNS(db)}, false as in_flight`
   return row
@@ -197,6 +197,6 @@ export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): 
   const gone = await db`
     delete from outbox o using accounts a
     where a.id = o.account_id and o.status in ('sent', 'failed') and o.batch_id is null
-      and o.created_at < now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)`
+      and o.created_at < mailroom_now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)`
   return gone.count
 }

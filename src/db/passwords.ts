@@ -8,7 +8,7 @@ export async function storePasswordHash(db: Db, accountId: number, hash: string)
   const stored = await db`
     insert into account_passwords (account_id, hash)
     select id, ${hash} from accounts where id = ${accountId}
-    on conflict (account_id) do update set hash = excluded.hash, updated_at = now()`
+    on conflict (account_id) do update set hash = excluded.hash, updated_at = mailroom_now()`
   return stored.count > 0
 }
 

@@ -208,7 +208,7 @@ export async function claimDue(
       where d.n > 0
     ), claimed as (
       update outbox o set status = 'sending', claimed_by = ${processId}, attempts = o.attempts + 1,
-        usage_day = u.usage_day, quota_window = u.quota_window, updated_at = now()
+        usage_day = u.usage_day, quota_window = u.quota_window, updated_at = mailroom_now()
       from (select id from due order by next_attempt_at, id limit (select granted from units)) chosen, units u
       where o.id = chosen.id and u.refused is null
       returning o.id, o.attempts, o.failures, o.deferrals,
@@ -297,7 +297,7 @@ export async function failExpiredQueued(
 async function failQueued(tx: Db, connectionId: number, error: Fragment, only: Fragment): Promise<void> {
   const batches = await tx<{ batch_id: number }[]>`
     with record as (
-      update outbox set status = 'failed', error = ${error}, next_attempt_at = null, updated_at = now()
+      update outbox set status = 'failed', error = ${error}, next_attempt_at = null, updated_at = mailroom_now()
       where connection_id = ${connectionId} and status = 'queued' and ${only}
       returning ${EVENT_COLUMNS(tx)}
     ), ${recordedEvents(tx, emailEvents(tx, tx`record`))}
@@ -369,7 +369,7 @@ export async function releaseOrphanedClaims(tx: Db, own: OwnClaims, graceMs: num
   const rows = await tx<{ connection_id: number | null }[]>`
     update outbox set
       ${backToQueue(tx, INTERRUPTED_CLAIM)},
-      next_attempt_at = mailroom_now(), claimed_by = null, updated_at = now()
+      next_attempt_at = mailroom_now(), claimed_by = null, updated_at = mailroom_now()
     where ${orphanedClaim(tx, 'updated_at', ATTEMPT_LEASE_SECONDS, own, graceMs)}
     returning connection_id`
   return [...new Set(rows.flatMap((r) => (r.connection_id === null ? [] : [r.connection_id])))]

@@ -40,11 +40,11 @@ export async function useSession(
     with live as (
       select id, flash from sessions
       where token_sha256 = ${tokenSha256}
-        and created_at > now() - make_interval(days => ${lifetime.maxDays})
-        and last_used_at > now() - make_interval(hours => ${lifetime.idleHours})
+        and created_at > mailroom_now() - make_interval(days => ${lifetime.maxDays})
+        and last_used_at > mailroom_now() - make_interval(hours => ${lifetime.idleHours})
       for update
     )
-    update sessions s set last_used_at = now(), flash = ${takeFlash ? null : db`s.flash`}
+    update sessions s set last_used_at = mailroom_now(), flash = ${takeFlash ? null : db`s.flash`}
     from live, accounts a
     where s.id = live.id and a.id = s.account_id
     returning s.id, s.account_id, a.email, a.plan, ${takeFlash ? db`live.flash` : db`null::text`} as flash`
@@ -72,6 +72,6 @@ export async function deleteEndedSessions(
   await db`
     delete from sessions
     where account_id = ${accountId}
-      and (created_at <= now() - make_interval(days => ${lifetime.maxDays})
-           or last_used_at <= now() - make_interval(hours => ${lifetime.idleHours}))`
+      and (created_at <= mailroom_now() - make_interval(days => ${lifetime.maxDays})
+           or last_used_at <= mailroom_now() - make_interval(hours => ${lifetime.idleHours}))`
 }

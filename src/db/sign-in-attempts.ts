@@ -20,21 +20,21 @@ export async function countAttempt(
   subjects: string[],
   window: Window,
 ): Promise<{ attempts: number; endsInMs: number }> {
-  const ended = db`now() - make_interval(mins => ${window.minutes})`
+  const ended = db`mailroom_now() - make_interval(mins => ${window.minutes})`
   const [row] = await db<{ attempts: number; ends_in_ms: number }[]>`
     -- A row is changed once per statement: the subjects counted now are renewed by the upsert.
     with dropped as (
       delete from sign_in_attempts where window_start <= ${ended} and subject <> all(${subjects}::text[])
     ), counted as (
       insert into sign_in_attempts as f (subject, attempts, window_start)
-      select subject, 1, now() from unnest(${subjects}::text[]) as subject
+      select subject, 1, mailroom_now() from unnest(${subjects}::text[]) as subject
       on conflict (subject) do update set
         attempts = case when f.window_start <= ${ended} then 1 else f.attempts + 1 end,
-        window_start = case when f.window_start <= ${ended} then now() else f.window_start end
+        window_start = case when f.window_start <= ${ended} then mailroom_now() else f.window_start end
       returning attempts, window_start
     )
     select max(attempts)::int as attempts,
-      max(ceil(extract(epoch from window_start + make_interval(mins => ${window.minutes}) - now()) * 1000))::float8
+      max(ceil(extract(epoch from window_start + make_interval(mins => ${window.minutes}) - mailroom_now()) * 1000))::float8
         as ends_in_ms
     from counted`
   return { attempts: row?.attempts ?? 0, endsInMs: row?.ends_in_ms ?? 0 }

@@ -43,7 +43,7 @@ export async function upsertSignupPage(
             ${page.doubleOptIn})
     on conflict (audience_id) do update set slug = excluded.slug, title = excluded.title,
       description = excluded.description, connection_id = excluded.connection_id,
-      double_opt_in = excluded.double_opt_in, updated_at = now()
+      double_opt_in = excluded.double_opt_in, updated_at = mailroom_now()
     returning ${COLUMNS(db)}`
   if (!row) throw new Error('the sign-up page was not recorded')
   return row
@@ -68,7 +68,7 @@ export async function setSignupPageEnabled(
   enabled: boolean,
 ): Promise<SignupPageRow | undefined> {
   const [row] = await db<SignupPageRow[]>`
-    update signup_pages p set enabled = ${enabled}, updated_at = now() where audience_id = ${audienceId}
+    update signup_pages p set enabled = ${enabled}, updated_at = mailroom_now() where audience_id = ${audienceId}
     returning ${COLUMNS(db)}`
   return row
 }
@@ -100,7 +100,7 @@ export async function insertConfirmation(
   await db`
     insert into signup_confirmations (audience_id, email, token_sha256, expires_at)
     values (${confirmation.audienceId}, ${confirmation.email}, ${confirmation.tokenSha256},
-            now() + make_interval(days => ${confirmation.validDays}))`
+            mailroom_now() + make_interval(days => ${confirmation.validDays}))`
 }
 
 export interface ConfirmationRow {
@@ -113,7 +113,7 @@ export interface ConfirmationRow {
 
 export async function confirmationByToken(db: Db, tokenSha256: Buffer): Promise<ConfirmationRow | undefined> {
   const [row] = await db<ConfirmationRow[]>`
-    select id, audience_id, email, expires_at <= now() as expired, confirmed_at is not null as confirmed
+    select id, audience_id, email, expires_at <= mailroom_now() as expired, confirmed_at is not null as confirmed
     from signup_confirmations where token_sha256 = ${tokenSha256}`
   return row
 }
@@ -121,12 +121,12 @@ export async function confirmationByToken(db: Db, tokenSha256: Buffer): Promise<
 /** Marks the confirmation used; false when another request did first. */
 export async function markConfirmed(db: Db, id: number): Promise<boolean> {
   const done = await db`
-    update signup_confirmations set confirmed_at = now() where id = ${id} and confirmed_at is null`
+    update signup_confirmations set confirmed_at = mailroom_now() where id = ${id} and confirmed_at is null`
   return done.count > 0
 }
 
 /** Forgets confirmations that expired more than a day ago. */
 export async function purgeExpiredConfirmations(db: Db): Promise<number> {
-  const gone = await db`delete from signup_confirmations where expires_at < now() - interval '1 day'`
+  const gone = await db`delete from signup_confirmations where expires_at < mailroom_now() - interval '1 day'`
   return gone.count
 }

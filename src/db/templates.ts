@@ -59,7 +59,7 @@ export async function updateTemplateRow(db: Db, id: number, fields: TemplateFiel
       html_body = ${fields.html_body},
       updated_at = case when (name, subject, text_body, html_body)
           is distinct from (${fields.name}, ${fields.subject}::text, ${fields.text_body}::text, ${fields.html_body}::text)
-        then now() else updated_at end
+        then mailroom_now() else updated_at end
     where id = ${id}
     returning ${COLUMNS(db)}`
   if (!row) throw new Error(`template ${id} vanished while locked`)

@@ -83,8 +83,10 @@ export async function giveBack(
 
 /** Drops counters older than `days`, which no give-back can reach any more. */
 export async function purgeCounters(db: Db, days: number): Promise<number> {
-  const daily = await db`delete from daily_usage where day < (now() at time zone 'UTC')::date - ${days}::int`
-  const quota = await db`delete from quota_usage where window_start < now() - make_interval(days => ${days})`
+  const daily =
+    await db`delete from daily_usage where day < (mailroom_now() at time zone 'UTC')::date - ${days}::int`
+  const quota =
+    await db`delete from quota_usage where window_start < mailroom_now() - make_interval(days => ${days})`
   return daily.count + quota.count
 }
 

@@ -96,9 +96,9 @@ export async function updateEndpointRow(
                  failing_since = case when enabled then failing_since end`
             : db`enabled = false,
                  disabled_reason = case when enabled then ${disabledReason} else disabled_reason end,
-                 disabled_at = case when enabled then now() else disabled_at end`
+                 disabled_at = case when enabled then mailroom_now() else disabled_at end`
       },
-      updated_at = now()
+      updated_at = mailroom_now()
     where id = ${id} and account_id = ${accountId}
     returning ${COLUMNS(db)}`
   return row
@@ -112,7 +112,7 @@ export async function setEndpointSecret(
   sealed: string,
 ): Promise<boolean> {
   const changed = await db`
-    update webhook_endpoints set secret_sealed = ${sealed}, updated_at = now()
+    update webhook_endpoints set secret_sealed = ${sealed}, updated_at = mailroom_now()
     where id = ${id} and account_id = ${accountId}`
   return changed.count > 0
 }
@@ -215,13 +215,13 @@ export function claimDeliveries(
   return db<ClaimedDelivery[]>`
     with next as (
       select id from webhook_deliveries
-      where endpoint_id = ${endpointId} and status = 'pending' and next_attempt_at <= now()
+      where endpoint_id = ${endpointId} and status = 'pending' and next_attempt_at <= mailroom_now()
       order by next_attempt_at, id
       limit ${limit}
       for update skip locked
     )
-    update webhook_deliveries d set status = 'sending', claimed_by = ${processId}, claimed_at = now(),
-      attempts = d.attempts + 1, updated_at = now()
+    update webhook_deliveries d set status = 'sending', claimed_by = ${processId}, claimed_at = mailroom_now(),
+      attempts = d.attempts + 1, updated_at = mailroom_now()
     from next, webhook_events v, webhook_endpoints e
     where d.id = next.id and v.id = d.event_id and e.id = d.endpoint_id and e.enabled
     returning d.id, d.attempts, v.public_id, v.type, v.data, ${isoTime(db, db`v.created_at`)} as timestamp,
@@ -254,9 +254,9 @@ export async function settleDelivery(
   const [row] = await db<{ endpoint_id: number; newly_disabled: boolean; failed_too_long: boolean }[]>`
     with delivery as (
       update webhook_deliveries set status = ${status}, claimed_by = null, claimed_at = null,
-        response_status = ${result.responseStatus}, error = ${result.error}, last_attempt_at = now(),
-        next_attempt_at = ${result.retryInMs === null ? null : db`now() + ${result.retryInMs} * interval '1 millisecond'`},
-        updated_at = now()
+        response_status = ${result.responseStatus}, error = ${result.error}, last_attempt_at = mailroom_now(),
+        next_attempt_at = ${result.retryInMs === null ? null : db`mailroom_now() + ${result.retryInMs} * interval '1 millisecond'`},
+        updated_at = mailroom_now()
       where id = ${id} and status = 'sending'
       returning endpoint_id
     ), endpoint as (
@@ -264,9 +264,9 @@ export async function settleDelivery(
         ${
           ok
             ? db`failing_since = null`
-            : db`failing_since = coalesce(e.failing_since, now()),
+            : db`failing_since = coalesce(e.failing_since, mailroom_now()),
                  enabled = e.enabled and not ${disabling(db, disableAfterMs)},
-                 disabled_at = case when e.enabled and ${disabling(db, disableAfterMs)} then now() else e.disabled_at end,
+                 disabled_at = case when e.enabled and ${disabling(db, disableAfterMs)} then mailroom_now() else e.disabled_at end,
                  disabled_reason = case when e.enabled and ${disabling(db, disableAfterMs)}
                    then 'Every delivery failed since ' || api_timestamp(e.failing_since) || ' UTC; the last one: '
                         || ${result.error ?? ''}
@@ -275,8 +275,8 @@ export async function settleDelivery(
       -- A success changes the endpoint only when it was failing: writing its row anyway would
       -- have every delivery of the endpoint wait for the one before to commit.
       from delivery where e.id = delivery.endpoint_id ${ok ? db`and e.failing_since is not null` : db``}
-      -- now() is this transaction's start: only a disabling by this statement matches it.
-      returning e.id, (${ok ? db`false` : db`not e.enabled and e.disabled_at = now()`}) as newly_disabled,
+      -- mailroom_now() stands still within a transaction: only a disabling by this statement matches it.
+      returning e.id, (${ok ? db`false` : db`not e.enabled and e.disabled_at = mailroom_now()`}) as newly_disabled,
         (${ok ? db`false` : db`not e.enabled and ${disabling(db, disableAfterMs)}`}) as failed_too_long
     )
     select id as endpoint_id, newly_disabled, failed_too_long from endpoint`
@@ -290,7 +290,7 @@ export async function settleDelivery(
 /** Ends the endpoint's waiting deliveries `failed`; `attempted`'s own error stays. */
 async function failWaitingDeliveries(db: Db, endpointId: number, attempted: number): Promise<void> {
   await db`
-    update webhook_deliveries set status = 'failed', next_attempt_at = null, updated_at = now(),
+    update webhook_deliveries set status = 'failed', next_attempt_at = null, updated_at = mailroom_now(),
       error = case when id = ${attempted} then error
                    else 'Not sent: the endpoint was disabled after failing for too long' end
     where endpoint_id = ${endpointId} and status = 'pending'`
@@ -298,13 +298,13 @@ async function failWaitingDeliveries(db: Db, endpointId: number, attempted: numb
 
 /** Whether the endpoint (alias `e`, before the update) has failed for `disableAfterMs` by now. */
 function disabling(db: Db, disableAfterMs: number): Fragment {
-  return db`(e.failing_since is not null and e.failing_since <= now() - ${disableAfterMs} * interval '1 millisecond')`
+  return db`(e.failing_since is not null and e.failing_since <= mailroom_now() - ${disableAfterMs} * interval '1 millisecond')`
 }
 
 /** How long until the endpoint's next delivery is due (0: now); null when none waits or it is disabled. */
 export async function nextDeliveryDueInMs(db: Db, endpointId: number): Promise<number | null> {
   const [row] = await db<{ due_in_ms: number | null }[]>`
-    select ceil(extract(epoch from min(d.next_attempt_at) - now()) * 1000)::float8 as due_in_ms
+    select ceil(extract(epoch from min(d.next_attempt_at) - mailroom_now()) * 1000)::float8 as due_in_ms
     from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
     where d.endpoint_id = ${endpointId} and d.status = 'pending' and e.enabled`
   return dueInMs(row?.due_in_ms ?? null)
@@ -366,7 +366,7 @@ const CLAIM_LEASE_SECONDS = 300
 export async function releaseOrphanedDeliveries(db: Db, own: OwnClaims, graceMs: number): Promise<number[]> {
   const rows = await db<{ endpoint_id: number }[]>`
     update webhook_deliveries set status = 'pending', claimed_by = null, claimed_at = null,
-      next_attempt_at = now(), error = ${INTERRUPTED}, updated_at = now()
+      next_attempt_at = mailroom_now(), error = ${INTERRUPTED}, updated_at = mailroom_now()
     where ${orphanedClaim(db, 'claimed_at', CLAIM_LEASE_SECONDS, own, graceMs)}
     returning endpoint_id`
   return [...new Set(rows.map((r) => r.endpoint_id))]
@@ -376,7 +376,7 @@ export async function releaseOrphanedDeliveries(db: Db, own: OwnClaims, graceMs:
 export async function endpointsWithStrandedDeliveries(db: Db, graceMs: number): Promise<number[]> {
   const rows = await db<{ endpoint_id: number }[]>`
     select distinct d.endpoint_id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-    where d.status = 'pending' and e.enabled and d.next_attempt_at <= now() - ${graceMs} * interval '1 millisecond'
+    where d.status = 'pending' and e.enabled and d.next_attempt_at <= mailroom_now() - ${graceMs} * interval '1 millisecond'
       and not ${webhookRunComing(db, db`d.endpoint_id`)}`
   return rows.map((r) => r.endpoint_id)
 }
@@ -385,7 +385,7 @@ export async function endpointsWithStrandedDeliveries(db: Db, graceMs: number): 
 export async function purgeWebhookEvents(db: Db, days: number): Promise<number> {
   const gone = await db`
     delete from webhook_events v
-    where v.created_at < now() - make_interval(days => ${days})
+    where v.created_at < mailroom_now() - make_interval(days => ${days})
       and not exists (select 1 from webhook_deliveries d where d.event_id = v.id and d.status = 'sending')`
   return gone.count
 }

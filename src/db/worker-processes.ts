@@ -17,13 +17,13 @@ export async function recordJobWorker(db: Db, processId: string, jobWorkerId: st
 export async function beat(db: Db, processId: string): Promise<void> {
   await db`
     insert into worker_processes (id) values (${processId})
-    on conflict (id) do update set beat_at = now()`
+    on conflict (id) do update set beat_at = mailroom_now()`
 }
 
 /** Removes the processes silent for `silentMs`; returns the job worker ids they held. */
 export async function removeSilentProcesses(db: Db, silentMs: number): Promise<{ jobWorkerIds: string[] }[]> {
   return db<{ jobWorkerIds: string[] }[]>`
-    delete from worker_processes where beat_at < now() - ${silentMs} * interval '1 millisecond'
+    delete from worker_processes where beat_at < mailroom_now() - ${silentMs} * interval '1 millisecond'
     returning job_worker_ids as "jobWorkerIds"`
 }
 
@@ -61,7 +61,7 @@ export function orphanedClaim(
   return db`
     claimed_by is not null and status = 'sending'
     and (claimed_by not in (select id from worker_processes)
-         or ${db(claimedAt)} < now() - make_interval(secs => ${leaseSeconds})
+         or ${db(claimedAt)} < mailroom_now() - make_interval(secs => ${leaseSeconds})
          or (claimed_by = ${own.processId} and not (id = any(${own.held}::bigint[]))
-             and ${db(claimedAt)} < now() - ${graceMs} * interval '1 millisecond'))`
+             and ${db(claimedAt)} < mailroom_now() - ${graceMs} * interval '1 millisecond'))`
 }

@@ -4,6 +4,7 @@ import type { Account } from '../../src/accounts/accounts.ts'
 import { HASH_SLOTS, setPassword } from '../../src/accounts/passwords.ts'
 import { safeNext } from '../../src/dashboard/session.ts'
 import { useTestApp } from '../support/app.ts'
+import { DAY, later, MINUTE } from '../support/clock.ts'
 import {
   accountWithPassword,
   client,
@@ -191,6 +192,19 @@ describe('sessions end', () => {
     expect(row?.fresh).toBe(true)
   })
 
+  it('on the service’s clock: 24 hours without use end one, a use within them starts them again', async () => {
+    const unused = await signedIn(app)
+    const used = await signedIn(app)
+    const at = async (session: typeof used, aheadMs: number) => {
+      const browser = client(await later(app, aheadMs))
+      browser.cookies.set('mailroom_session', session.browser.cookies.get('mailroom_session') as string)
+      return browser.get('/dashboard/keys')
+    }
+    expect((await at(used, DAY - MINUTE)).status).toBe(200)
+    expectRedirect(await at(unused, DAY + MINUTE), '/dashboard/login?next=%2Fdashboard%2Fkeys')
+    expect((await at(used, 2 * DAY - 2 * MINUTE)).status).toBe(200)
+  })
+
   it('when the operator sets a password (set-password), for every browser of the account', async () => {
     const { browser, account } = await signedIn(app)
     const other = await signedIn(app, { account })
@@ -333,6 +347,22 @@ describe('throttling failed sign-ins', () => {
     },
     HASHES_TIMEOUT,
   )
+
+  it('a window of failures ends when the service’s clock passes its 15 minutes', async () => {
+    const account = await accountWithPassword(app, PASSWORD)
+    await app.services.sql`
+      insert into sign_in_attempts (subject, attempts, window_start)
+      values (${`email:${account.email}`}, 10, mailroom_now())`
+    expect((await signIn(account.email, PASSWORD, { address: '203.0.113.105' })).page.status).toBe(429)
+    const browser = client(await later(app, 15 * MINUTE + 1_000), { 'x-forwarded-for': '203.0.113.106' })
+    await browser.get('/dashboard/login')
+    const page = await browser.post('/dashboard/login', {
+      email: account.email,
+      password: PASSWORD,
+      next: '',
+    })
+    expectRedirect(page, '/dashboard')
+  })
 
   it('counts failures for an unknown address the same, and answers them with the same message', async () => {
     const unknown = uniqueEmail('nobody')

@@ -105,7 +105,8 @@ export function openTestServices(databaseUrl: string, options: ServiceOptions = 
   return openServices(config, createLogger(config.logLevel), options)
 }
 
-function requestOf(init: RequestInit): globalThis.RequestInit {
+/** What `fetch` or the in-process app takes for `init`. */
+export function requestOf(init: RequestInit): globalThis.RequestInit {
   const headers: Record<string, string> = { ...init.headers }
   if (init.key) headers.authorization = `Bearer ${init.key}`
   let body: BodyInit | undefined

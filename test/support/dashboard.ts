@@ -37,7 +37,10 @@ export interface Client {
   readonly cookies: Map<string, string>
 }
 
-export function client(app: TestApp, defaultHeaders: Record<string, string> = {}): Client {
+export function client(
+  app: Pick<TestApp, 'requestRoot'>,
+  defaultHeaders: Record<string, string> = {},
+): Client {
   const cookies = new Map<string, string>()
   let token: string | undefined
   const send = async (path: string, method: string, body?: URLSearchParams | FormData, extra = {}) => {

@@ -3,6 +3,7 @@ import { BATCH_CONTENT_KEY } from '../../src/db/webhooks.ts'
 import { PLAN_LIMITS } from '../../src/plans.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
+import { DAY, HOUR, later } from '../support/clock.ts'
 
 const app = useTestApp()
 
@@ -40,6 +41,18 @@ describe('purge_expired keeps each plan’s email log retention', () => {
       freeSending,
       proKept,
     ])
+  })
+
+  it('drops a record once the service’s clock passes its plan’s days', async () => {
+    const free = await seedAccount(app, { plan: 'free' })
+    const pro = await seedAccount(app, { plan: 'pro' })
+    const freeRecord = await outboxRow(free.account.id, 0)
+    const proRecord = await outboxRow(pro.account.id, 0)
+
+    await purgeExpired((await later(app, 6 * DAY)).services.sql)
+    expect(await remaining([freeRecord, proRecord])).toEqual([freeRecord, proRecord])
+    await purgeExpired((await later(app, 7 * DAY + HOUR)).services.sql)
+    expect(await remaining([freeRecord, proRecord])).toEqual([proRecord])
   })
 
   it("takes each plan's retention from the plan table, not from whether the plan is free", async () => {

@@ -39,7 +39,7 @@ begin
             array(select jsonb_array_elements_text(a->'cc_addresses')),
             array(select jsonb_array_elements_text(a->'bcc_addresses')), a->>'subject', a->>'text_body',
             a->>'html_body', a->>'message_id', decode(a->>'key', 'hex'),
-            now() + make_interval(secs => p_lease_seconds), 1, true)
+            mailroom_now() + make_interval(secs => p_lease_seconds), 1, true)
     on conflict (account_id, idempotency_key_sha256) where idempotency_key_sha256 is not null do nothing
     returning id into inserted;
     ids[n] := inserted;
