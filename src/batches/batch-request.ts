@@ -1,6 +1,8 @@
 import type { z } from 'zod'
 import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import type { BatchRequestSchema } from '../generated/routes.ts'
+import { givesExtras } from '../sending/email-request.ts'
+import { type MessageExtras, messageExtras } from '../sending/message-extras.ts'
 import { firstOfEach } from '../sending/recipients.ts'
 
 export type BatchRequest = z.infer<typeof BatchRequestSchema>
@@ -85,4 +87,16 @@ export function checkBatchSize(field: 'recipients' | 'emails', count: number): v
       details: { limit: MAX_BATCH_SIZE, used: count },
     },
   )
+}
+
+/**
+ * The batch's reply-to, extra headers and attachments, for every one of its emails, checked as
+ * an email's are; on a batch to an audience, Mailroom sets the List-Unsubscribe headers itself.
+ */
+export function batchExtras(body: BatchRequest): MessageExtras | undefined {
+  if (!givesExtras(body)) return undefined
+  const issues: ValidationIssue[] = []
+  const extras = messageExtras(body, issues, { audience: body.audience_id !== undefined })
+  if (issues.length) throw invalidInput(issues)
+  return extras
 }

@@ -15,6 +15,7 @@ import {
 } from '../db/batches.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
+import { storeBatchFields } from '../db/message-fields.ts'
 import type { FailedRecipient, RetriedBy } from '../db/outbox-types.ts'
 import { enqueueMessages, type QueuedMessage } from '../db/queue.ts'
 import type { Db, Sql } from '../db/sql.ts'
@@ -23,10 +24,11 @@ import { AppError } from '../errors.ts'
 import type { BatchSchema } from '../generated/routes.ts'
 import type { Caller } from '../keys/caller.ts'
 import { currentRequestId } from '../log.ts'
+import { queuedFields } from '../sending/message-extras.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { uniqueAddresses } from '../sending/recipients.ts'
 import { compileContent, type MessageContent } from '../templates/placeholders.ts'
-import { type BatchRequest, checkBatchMode, checkBatchSize } from './batch-request.ts'
+import { type BatchRequest, batchExtras, checkBatchMode, checkBatchSize } from './batch-request.ts'
 
 /** A batch exactly as the contract shows it. */
 export type Batch = z.infer<typeof BatchSchema>
@@ -52,6 +54,7 @@ export interface BatchCreated {
  */
 export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
   checkBatchMode(body)
+  const extras = batchExtras(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
   if (body.emails) checkBatchSize('emails', body.emails.length)
@@ -68,6 +71,7 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
       name: body.name || null,
       totalCount: body.emails?.length ?? 0,
     })
+    if (extras) await storeBatchFields(tx, row.id, queuedFields(extras))
     if (body.emails) {
       const email = renderedEmail(caller.accountId, connection.from_address, row.id)
       await enqueueMessages(tx, connection.id, body.emails.map(email))

@@ -19,3 +19,22 @@ export async function recordMessageFields(db: Db, id: number, fields: MessageFie
       attachments = ${fields.attachments === undefined ? null : db.json(fields.attachments)}
     where id = ${id}`
 }
+
+/** A batch's fields for every one of its emails, the attachments' bytes with them (queue.ts claims them). */
+export async function storeBatchFields(
+  db: Db,
+  batchId: number,
+  fields: MessageFieldsRecord & { attachmentContents?: Buffer[] },
+): Promise<void> {
+  const contents = (fields.attachmentContents ?? []).map((content) => content.toString('base64'))
+  await db`
+    with fields as (
+      insert into batch_fields (batch_id, reply_to, headers, attachments)
+      values (${batchId}, ${fields.replyTo ?? null},
+        ${fields.headers === undefined ? null : db.json(fields.headers)},
+        ${fields.attachments === undefined ? null : db.json(fields.attachments)})
+    )
+    insert into batch_attachment_contents (batch_id, position, content)
+    select ${batchId}, c.position, decode(c.content, 'base64')
+    from unnest(${contents}::text[]) with ordinality as c(content, position)`
+}

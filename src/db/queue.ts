@@ -214,10 +214,8 @@ export async function claimDue(
       returning o.id, o.attempts, o.failures, o.deferrals,
         extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
         o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
-        o.content_id, o.payload, o.request_id, o.reply_to, o.unsubscribe_url, o.usage_day::text, o.quota_window,
-        o.next_attempt_at, o.headers, o.attachments, array(
-          select a.content from outbox_attachment_contents a where a.outbox_id = o.id order by a.position
-        ) as attachment_contents
+        o.content_id, o.payload, o.request_id, o.unsubscribe_url, o.usage_day::text, o.quota_window,
+        o.next_attempt_at, ${claimedFields(db)}
     )
     select c.*, u.granted, u.refused, u.used, u.wait_ms, u.resets_at
     from units u left join claimed c on true
@@ -232,6 +230,23 @@ export async function claimDue(
     return [message]
   })
   return claimed.length > 0 ? { claimed } : 'none'
+}
+
+/**
+ * A claimed record's reply-to, extra headers and attachments (summaries and bytes): its own, or
+ * its batch's, which every email of the batch shares.
+ */
+function claimedFields(db: Db): Fragment {
+  const batch = (column: string) =>
+    db`(select f.${db(column)} from batch_fields f where f.batch_id = o.batch_id)`
+  return db`
+    coalesce(o.reply_to, ${batch('reply_to')}) as reply_to,
+    coalesce(o.headers, ${batch('headers')}) as headers,
+    coalesce(o.attachments, ${batch('attachments')}) as attachments,
+    case when o.attachments is not null
+      then array(select a.content from outbox_attachment_contents a where a.outbox_id = o.id order by a.position)
+      else array(select b.content from batch_attachment_contents b where b.batch_id = o.batch_id order by b.position)
+    end as attachment_contents`
 }
 
 /** Puts back claimed messages that will not be sent now, as if never claimed (their units are the caller's). */
