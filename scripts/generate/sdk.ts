@@ -9,12 +9,25 @@
  * type only names the alternatives (see zod.ts), so it is dropped.
  */
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import ts from 'typescript'
 import { isObject, type Json, type JsonObject } from './json-schema.ts'
 import { isRequiredOnly } from './zod.ts'
 
 export async function sdkTypesSource(doc: JsonObject): Promise<string> {
   const adapted = adapt(structuredClone(doc)) as unknown as OpenAPI3
-  return astToString(await openapiTS(adapted, { silent: true }))
+  return astToString(await openapiTS(adapted, { silent: true, transform: bytesOrText }))
+}
+
+/**
+ * A string marked `x-sdk-bytes` (base64 on the wire) is typed `string | Uint8Array`: the SDK
+ * takes bytes too, and encodes them itself (sdk/src/attachments.ts).
+ */
+function bytesOrText(schema: { [key: string]: unknown }): ts.TypeNode | undefined {
+  if (schema['x-sdk-bytes'] !== true) return undefined
+  return ts.factory.createUnionTypeNode([
+    ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword),
+    ts.factory.createTypeReferenceNode('Uint8Array'),
+  ])
 }
 
 function adapt(value: Json): Json {

@@ -14,6 +14,7 @@
  *    caller's own abort.
  * Every attempt has its own `timeoutMs`.
  */
+import { withEncodedAttachments } from './attachments.js'
 import { MailroomError, MailroomNetworkError } from './errors.js'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -86,7 +87,7 @@ export function createCall(settings: CoreSettings): Call {
       try {
         result = await request(method, path, {
           params: { path: init.path, query: init.query, header },
-          body: init.body,
+          body: withEncodedAttachments(init.body),
           headers: init.options?.headers,
           signal: callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout,
         })

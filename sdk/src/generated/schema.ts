@@ -767,7 +767,7 @@ export interface components {
        * @description The file's bytes in base64 (the standard alphabet `A-Z a-z 0-9 + /`, padded with `=` to a multiple of 4 characters, with no line breaks or spaces). Anything else is the validation body at `["attachments", <index>, "content"]`. The SDK also takes bytes and encodes them.
        * @example JVBERi0xLjQK
        */
-      content: string
+      content: string | Uint8Array
       /**
        * @description The file's media type (`type/subtype`, no parameters). Left out: the one its filename's extension names (`.pdf` → `application/pdf`), else `application/octet-stream`.
        * @example application/pdf
