@@ -1,3 +1,4 @@
+import { clockAhead } from './clock.ts'
 import type { Config } from './config.ts'
 import { embeddedDataDir, openEmbeddedDatabase } from './db/embedded.ts'
 import * as graphileInternals from './db/graphile-internals.ts'
@@ -19,7 +20,7 @@ import { TransportPool } from './smtp/pool.ts'
 const POOL_SIZE = 32
 
 export interface ServiceOptions {
-  /** Moves the clock sending limits are measured in; tests only (see connect). */
+  /** Moves the service's clock, mailroom_now() and `Services.clock` alike; tests only (see connect). */
   clockOffsetMs?: number
 }
 
@@ -67,6 +68,7 @@ export async function openServices(
     await stopDatabase()
     throw error
   }
+  const clock = clockAhead(options.clockOffsetMs)
   const transports = new TransportPool(secret, {
     allowPrivateHosts: config.allowPrivateSmtpHosts,
     ehloName: config.ehloName,
@@ -79,7 +81,8 @@ export async function openServices(
     databaseUrl,
     secret,
     transports,
-    fastPath: openFastPath(sql),
+    clock,
+    fastPath: openFastPath(sql, clock),
     metrics: new Metrics(),
     appliedMigrations: applied,
     async close() {

@@ -1,3 +1,4 @@
+import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import type { Sql } from './db/sql.ts'
 import type { FastPath } from './fast-path/fast-path.ts'
@@ -27,6 +28,8 @@ export interface Services {
    * rounds (src/fast-path/README.md), on `sql`.
    */
   fastPath: FastPath
+  /** The time this process decides by; ahead of the wall clock as far as mailroom_now() is. */
+  clock: Clock
   /** Migrations this process applied on opening (empty when the schema was current). */
   appliedMigrations: string[]
   close(): Promise<void>

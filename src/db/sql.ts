@@ -8,8 +8,8 @@ export type Db = postgres.Sql | postgres.TransactionSql
 export type Fragment = postgres.Fragment
 
 /**
- * `clockOffsetMs` moves the clock sending limits are measured in (mailroom_now()); only tests
- * set it, to stand just before a quota window ends.
+ * `clockOffsetMs` moves Mailroom's clock in the database (mailroom_now()); only tests set it, to
+ * stand just before a quota window ends or past a session's lifetime.
  */
 export function connect(url: string, max = 10, clockOffsetMs = 0): Sql {
   const clock = clockOffsetMs ? { 'mailroom.clock_offset_ms': String(clockOffsetMs) } : {}

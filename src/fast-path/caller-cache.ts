@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts'
 import { type KeyOwner, usableKeysByHash } from '../db/api-keys.ts'
 import type { Sql } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
@@ -18,10 +19,14 @@ const CACHED_MS = 60_000
  * process, built by openServices.
  */
 export class CallerCache {
-  readonly #callers = new ExpiringCache<Caller>({ ttlMs: CACHED_MS, max: 10_000 })
+  readonly #callers: ExpiringCache<Caller>
   readonly #lookups: Rounds<Buffer, KeyOwner | undefined>
 
-  constructor(private readonly sql: Sql) {
+  constructor(
+    private readonly sql: Sql,
+    clock: Clock,
+  ) {
+    this.#callers = new ExpiringCache<Caller>({ ttlMs: CACHED_MS, max: 10_000 }, clock)
     this.#lookups = new Rounds((digests: Buffer[]) => usableKeysByHash(sql, digests), { maxItems: 256 })
   }
 

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts'
 import type { ConnectionRef, SendingConnection } from '../db/connections.ts'
 import { ExpiringCache } from './expiring-cache.ts'
 
@@ -7,7 +8,11 @@ import { ExpiringCache } from './expiring-cache.ts'
  * openServices.
  */
 export class ConnectionCache {
-  readonly #connections = new ExpiringCache<SendingConnection>({ ttlMs: 60_000, max: 10_000 })
+  readonly #connections: ExpiringCache<SendingConnection>
+
+  constructor(clock: Clock) {
+    this.#connections = new ExpiringCache<SendingConnection>({ ttlMs: 60_000, max: 10_000 }, clock)
+  }
 
   get(ref: ConnectionRef): SendingConnection | undefined {
     return this.#connections.get(keyOf(ref))

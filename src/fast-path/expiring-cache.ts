@@ -1,3 +1,5 @@
+import type { Clock } from '../clock.ts'
+
 /**
  * What this process read from the database lately, kept for `ttlMs`, for a later request's
  * statement to recheck (never trusted alone: the database has the last word). Bounded: when
@@ -8,7 +10,7 @@ export class ExpiringCache<V> {
 
   constructor(
     private readonly options: { ttlMs: number; max: number },
-    private readonly now: () => number = Date.now,
+    private readonly now: Clock,
   ) {}
 
   get(key: string): V | undefined {

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts'
 import type { Sql } from '../db/sql.ts'
 import { CallerCache } from './caller-cache.ts'
 import { ConnectionCache } from './connection-cache.ts'
@@ -14,10 +15,11 @@ export interface FastPath {
   statements: SendStatements
 }
 
-export function openFastPath(sql: Sql): FastPath {
+/** The caches age on `clock`, the service's. */
+export function openFastPath(sql: Sql, clock: Clock): FastPath {
   return {
-    callers: new CallerCache(sql),
-    connections: new ConnectionCache(),
+    callers: new CallerCache(sql, clock),
+    connections: new ConnectionCache(clock),
     statements: batchedSendStatements(sql),
   }
 }

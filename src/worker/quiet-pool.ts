@@ -10,8 +10,8 @@ const LOOK_EVERY_MS = 5
  * connection drops it: the job and its queue then stayed locked until the lock looked abandoned.
  */
 export async function endWhenQuiet(pool: pg.Pool, patienceMs: number): Promise<void> {
-  const giveUpAt = Date.now() + patienceMs
-  while ((pool.waitingCount > 0 || pool.idleCount < pool.totalCount) && Date.now() < giveUpAt) {
+  const giveUpAt = performance.now() + patienceMs
+  while ((pool.waitingCount > 0 || pool.idleCount < pool.totalCount) && performance.now() < giveUpAt) {
     await sleep(LOOK_EVERY_MS)
   }
   await pool.end()

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../support/app.ts'
+import { DAY, later, MINUTE } from '../support/clock.ts'
 
 const DB = path.resolve(import.meta.dirname, '../../src/db')
 /** graphile-worker compares its tables' times with now() in its own statements; ours do too there. */
@@ -36,5 +37,13 @@ describe('one clock in the database: mailroom_now()', () => {
         and column_default ~* '(^|[^_a-z])now\\(\\)'
       order by 1`
     expect(columns.map((c) => c.column)).toEqual([])
+  })
+
+  it('the process’s clock runs as far ahead as the database’s', async () => {
+    const { services } = await later(app, DAY)
+    const [row] = await services.sql<{ ms: number }[]>`
+      select extract(epoch from mailroom_now())::float8 * 1000 as ms`
+    expect(Math.abs(services.clock() - (row?.ms ?? 0))).toBeLessThan(MINUTE)
+    expect(services.clock() - Date.now()).toBeGreaterThan(DAY - MINUTE)
   })
 })
