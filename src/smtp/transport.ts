@@ -5,9 +5,10 @@ import { type ResolvedSmtpHost, resolveSmtpHost, SmtpHostError } from './host.ts
 export type SmtpLogin = { host: string; port: number; username: string; password: string }
 
 /**
- * How a failed SMTP attempt counts: `pushback` is the provider asking us to slow down or wait
- * (retry later, 429 on /send); `rejected` is a refusal of this message or login; `unreachable`
- * means no usable (TLS-protected) session with the server could be had.
+ * How a failed login check reads (SmtpLoginError's `failure`): `pushback` is the server asking
+ * to be tried later; `rejected` a refusal of the login; `unreachable` no usable (TLS-protected)
+ * session with the server. A send's replies are read by src/smtp/outcome.ts instead, with the
+ * command each one answered (`isPushBack`): it decides what /send answers and what the queue does.
  */
 export type SmtpErrorClass = 'pushback' | 'rejected' | 'unreachable'
 
@@ -244,17 +245,6 @@ export function classifySmtpError(error: unknown): SmtpErrorClass {
   }
   if (codesOf(error).some((c) => UNREACHABLE_CODES.has(c))) return 'unreachable'
   return 'rejected'
-}
-
-/**
- * A refusal that trying again will not change: the server refused this message or an address
- * for good (5xx). A refused login is the connection's problem, not the message's, and 4xx
- * replies say "later"; both are worth another attempt.
- */
-export function isPermanentRefusal(error: unknown): boolean {
-  if (classifySmtpError(error) !== 'rejected' || isAuthFailure(error)) return false
-  const code = responseCodeOf(error)
-  return !(code !== undefined && code < 500) || isLineTooLong(responseOf(error) ?? '')
 }
 
 const MAX_REASON = 500
