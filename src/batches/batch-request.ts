@@ -93,10 +93,10 @@ export function checkBatchSize(field: 'recipients' | 'emails', count: number): v
  * The batch's reply-to, extra headers and attachments, for every one of its emails, checked as
  * an email's are; on a batch to an audience, Mailroom sets the List-Unsubscribe headers itself.
  */
-export function batchExtras(body: BatchRequest): MessageExtras | undefined {
+export async function batchExtras(body: BatchRequest): Promise<MessageExtras | undefined> {
   if (!givesExtras(body)) return undefined
   const issues: ValidationIssue[] = []
-  const extras = messageExtras(body, issues, { audience: body.audience_id !== undefined })
+  const extras = await messageExtras(body, issues, { audience: body.audience_id !== undefined })
   if (issues.length) throw invalidInput(issues)
   return extras
 }

@@ -54,7 +54,7 @@ export interface BatchCreated {
  */
 export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
   checkBatchMode(body)
-  const extras = batchExtras(body)
+  const extras = await batchExtras(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
   if (body.emails) checkBatchSize('emails', body.emails.length)

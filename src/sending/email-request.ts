@@ -65,7 +65,7 @@ function countOf(value: unknown): number {
  * the validation body for a bad one (counted beforehand by checkRecipientCount), and the reply-to,
  * extra headers and attachments (message-extras.ts).
  */
-export function normalizeEmailRequest(body: EmailRequestBody): EmailRequest {
+export async function normalizeEmailRequest(body: EmailRequestBody): Promise<EmailRequest> {
   const issues: ValidationIssue[] = []
   const lists = Object.fromEntries(
     FIELDS.map((field) => [field, addressesOf(field, body[field], issues)]),
@@ -73,7 +73,7 @@ export function normalizeEmailRequest(body: EmailRequestBody): EmailRequest {
   if (lists.to.length === 0 && !issues.some((issue) => issue.path[0] === 'to')) {
     issues.push({ path: ['to'], message: 'At least one recipient is required', code: 'too_small' })
   }
-  const extras = givesExtras(body) ? messageExtras(body, issues) : undefined
+  const extras = givesExtras(body) ? await messageExtras(body, issues) : undefined
   if (issues.length) throw invalidInput(issues)
   return {
     ...(body.from === undefined ? {} : { from: body.from }),

@@ -9,7 +9,7 @@ export function registerEnqueueEmail(api: Api) {
   api.openapi(
     proOnly('asyncSending', boundedBody(enqueueEmailRoute, { precheck: checkRecipientCount })),
     async (c) => {
-      const request = normalizeEmailRequest(c.req.valid('json'))
+      const request = await normalizeEmailRequest(c.req.valid('json'))
       const result = await enqueue(c.get('services').fastPath, c.get('requestCaller'), request)
       return c.json(result, 200)
     },

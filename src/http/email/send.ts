@@ -6,7 +6,7 @@ import { boundedBody } from '../json-body.ts'
 
 export function registerSendEmail(api: Api) {
   api.openapi(boundedBody(sendEmailRoute, { precheck: checkRecipientCount }), async (c) => {
-    const request = normalizeEmailRequest(c.req.valid('json'))
+    const request = await normalizeEmailRequest(c.req.valid('json'))
     const result = await sendNow(
       c.get('services'),
       c.get('requestCaller'),
