@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import {
   base64Body,
@@ -99,7 +100,7 @@ export async function composeMail(
     disableUrlAccess: true,
     attachments: attachments.map((file) => ({
       filename: file.filename,
-      content: file.content,
+      content: Readable.from(slices(file.content), { objectMode: false }),
       contentType: file.contentType,
       contentTransferEncoding: 'base64',
       ...(file.contentId === undefined
@@ -108,6 +109,21 @@ export async function composeMail(
     })),
   })
   return composer.compile().build()
+}
+
+/** Bytes of a file encoded on one turn of the event loop. */
+const FILE_SLICE = 192 * 1024
+
+/**
+ * A file's bytes a slice at a time, each on a turn of the event loop of its own: MailComposer
+ * encodes what it is given in one go, and megabytes of base64 lines would hold every other
+ * request meanwhile.
+ */
+async function* slices(bytes: Buffer): AsyncGenerator<Buffer> {
+  for (let at = 0; at < bytes.length; at += FILE_SLICE) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve))
+    yield bytes.subarray(at, at + FILE_SLICE)
+  }
 }
 
 /** A header's line(s), folded; none for a value that encodes to nothing (an empty list). */

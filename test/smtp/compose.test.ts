@@ -4,11 +4,13 @@
  * encodings and line wrapping, the same structure. MailComposer is the oracle, with the clock
  * stopped and the boundary the composer drew.
  */
+import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import type Mail from 'nodemailer/lib/mailer'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { composeMail, composeMessage, type MessageFields } from '../../src/smtp/compose.ts'
+import { countTurns } from '../support/event-loop-turns.ts'
 import { decodeWords, leaves, parseMime } from '../support/mime.ts'
 
 beforeEach(() => {
@@ -151,6 +153,20 @@ describe('composeMessage', () => {
         .toString()
         .replace(/_NmP-[0-9a-f]{16}/g, ''),
     )
+  })
+
+  it('encodes 10 MiB of files over many turns of the event loop, to the very bytes', async () => {
+    const bytes = randomBytes(10 * 1024 * 1024)
+    const turns = countTurns()
+    const raw = await composeMail({
+      ...base,
+      text: 'Hi',
+      attachments: [{ filename: 'big.bin', contentType: 'application/octet-stream', content: bytes }],
+    })
+    turns.stop()
+    expect(leaves(parseMime(raw.toString())).at(-1)?.content.equals(bytes)).toBe(true)
+    // A turn at least every 192 KiB of the file: 53 of them.
+    expect(turns.count).toBeGreaterThanOrEqual(53)
   })
 
   it('agrees with nodemailer on generated messages', async () => {
