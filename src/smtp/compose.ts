@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import MailComposer from 'nodemailer/lib/mail-composer'
 import {
   base64Body,
   buildHeaderValue,
   encodeHeaderValue,
   foldLines,
+  mailComposerBytes,
   quotedPrintableBody,
   transferEncodingOf,
 } from './nodemailer-internals.ts'
@@ -94,7 +94,7 @@ export async function composeMail(
 ): Promise<Buffer> {
   const { attachments, ...message } = fields
   if (!attachments?.length) return composeMessage(message)
-  const composer = new MailComposer({
+  return mailComposerBytes({
     ...message,
     disableFileAccess: true,
     disableUrlAccess: true,
@@ -108,7 +108,6 @@ export async function composeMail(
         : { cid: file.contentId, contentDisposition: 'inline' as const }),
     })),
   })
-  return composer.compile().build()
 }
 
 /** Bytes of a file encoded on one turn of the event loop. */

@@ -2,6 +2,8 @@ import { Socket } from 'node:net'
 import type { Readable, Transform } from 'node:stream'
 import type { Transporter } from 'nodemailer'
 import * as base64 from 'nodemailer/lib/base64'
+import MailComposer from 'nodemailer/lib/mail-composer'
+import type Mail from 'nodemailer/lib/mailer'
 import * as mimeFuncs from 'nodemailer/lib/mime-funcs'
 import MimeNode from 'nodemailer/lib/mime-node'
 import * as qp from 'nodemailer/lib/qp'
@@ -234,4 +236,9 @@ export function socketUnder(dataStream: NodeJS.WritableStream): Socket | undefin
 /** The media type nodemailer gives a file by its name's extension; application/octet-stream for none it knows. */
 export function contentTypeOf(filename: string): string {
   return mimeFuncs.detectMimeType(filename)
+}
+
+/** The bytes nodemailer's MailComposer makes of `mail` (its documented composer, reached by a lib/ path). */
+export function mailComposerBytes(mail: Mail.Options): Promise<Buffer> {
+  return new MailComposer(mail).compile().build()
 }

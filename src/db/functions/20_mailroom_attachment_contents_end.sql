@@ -1,5 +1,5 @@
 -- Once an email ends (sent, or failed for good), its attachments' bytes go: only their
--- summaries stay, on the record (docs/decisions.md, "Attachments").
+-- summaries stay, on the record (docs/decisions.md, "Reply-to, extra headers and attachments").
 create or replace function mailroom_attachment_contents_end() returns trigger language plpgsql as $$
 begin
   delete from outbox_attachment_contents where outbox_id = new.id;
