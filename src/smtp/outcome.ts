@@ -4,6 +4,7 @@ import {
   isLineTooLong,
   isQuotaReply,
   isRefusedUnsent,
+  isTlsFailure,
   responseCodeOf,
   smtpReason,
 } from './transport.ts'
@@ -74,8 +75,9 @@ export function outcomeOfError(recipients: string[], error: unknown): AttemptOut
     recipients.map((address) => ({ address, status, reply }))
   // Larger than the server takes: refused for good before a byte of it was sent.
   if (isRefusedUnsent(error)) return { recipients: all('refused', reason) }
-  if (code === undefined || isAuthFailure(error)) {
-    // No reply to the message at all: the server could not be reached, or would not let us in.
+  if (code === undefined || isAuthFailure(error) || isTlsFailure(error)) {
+    // No reply to the message at all: the server could not be reached, or would not let us in
+    // (a refused STARTTLS speaks of the session, never of the message, whatever its code).
     return { recipients: all('deferred', reason), unreachable: reason }
   }
   if (stage === 'RCPT TO') {

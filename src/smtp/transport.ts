@@ -1,24 +1,16 @@
 import nodemailer, { type SMTPPoolOptions, type SMTPTransportOptions } from 'nodemailer'
-import { type ResolvedSmtpHost, resolveSmtpHost, SmtpHostError } from './host.ts'
+import { type ResolvedSmtpHost, resolveSmtpHost } from './host.ts'
 
 /** Port 465 is implicit TLS; any other (587, 2525) must upgrade with STARTTLS. */
 export type SmtpLogin = { host: string; port: number; username: string; password: string }
 
 /**
- * How a failed login check reads (SmtpLoginError's `failure`): `pushback` is the server asking
- * to be tried later; `rejected` a refusal of the login; `unreachable` no usable (TLS-protected)
- * session with the server. A send's replies are read by src/smtp/outcome.ts instead, with the
- * command each one answered (`isPushBack`): it decides what /send answers and what the queue does.
+ * A login that could not be verified; `message` is one line with the server's reason. What a
+ * send's replies mean (push-back, refused, out of reach) is read by src/smtp/outcome.ts alone.
  */
-export type SmtpErrorClass = 'pushback' | 'rejected' | 'unreachable'
-
-export type SmtpLoginFailure = 'auth' | 'tls' | SmtpErrorClass
-
-/** A login that could not be verified; `message` is one line with the server's reason. */
 export class SmtpLoginError extends Error {
   override name = 'SmtpLoginError'
   constructor(
-    readonly failure: SmtpLoginFailure,
     /** The server's reply or the connection problem, without the "SMTP login failed" prefix. */
     readonly reason: string,
     readonly responseCode: number | undefined,
@@ -112,19 +104,9 @@ export async function verifySmtpLogin(login: SmtpLogin, allowPrivate: boolean, n
   try {
     await transport.verify()
   } catch (error) {
-    const failure: SmtpLoginFailure = isAuthFailure(error)
-      ? 'auth'
-      : isTlsFailure(error)
-        ? 'tls'
-        : classifySmtpError(error)
-    throw new SmtpLoginError(
-      failure,
-      withoutSecret(smtpReason(error), login.password),
-      responseCodeOf(error),
-      {
-        cause: error,
-      },
-    )
+    throw new SmtpLoginError(withoutSecret(smtpReason(error), login.password), responseCodeOf(error), {
+      cause: error,
+    })
   } finally {
     transport.close()
   }
@@ -182,7 +164,6 @@ export function isRefusedUnsent(error: unknown): boolean {
   return codesOf(error).includes('EMESSAGE') && responseOf(error) === undefined
 }
 
-const PUSHBACK_CODES = new Set([421, 450, 451, 452, 454])
 // Providers report an exhausted sending quota as a permanent reply although it clears by itself.
 const QUOTA_TEXT = /quota ?exceeded|sending quota|throttling failure/i
 
@@ -200,30 +181,9 @@ export function isLineTooLong(response: string): boolean {
   return /\bline too long\b|\btoo long line\b|\bcommand too long\b/i.test(response)
 }
 
-function isPushbackReply(code: number, response: string): boolean {
-  if (isLineTooLong(response)) return false
-  if (PUSHBACK_CODES.has(code) || isQuotaReply(code, response)) return true
-  const enhanced = enhancedCodeOf(response) ?? ''
-  return code >= 400 && code < 500 && (enhanced.startsWith('4.7.') || /too many/i.test(response))
-}
-
 const TLS_CODE = /^(ETLS$|EPROTO$|ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_)/
-const UNREACHABLE_CODES = new Set([
-  'ECONNECTION',
-  'ETIMEDOUT',
-  'ESOCKET',
-  'EDNS',
-  'EPROXY',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-])
-
-function isTlsFailure(error: unknown): boolean {
+/** No TLS-protected session: a certificate refused, or STARTTLS refused or failed. */
+export function isTlsFailure(error: unknown): boolean {
   return codesOf(error).some((c) => TLS_CODE.test(c))
 }
 
@@ -233,18 +193,6 @@ export function isAuthFailure(error: unknown): boolean {
   if (codes.includes('EAUTH') || codes.includes('ENOAUTH')) return true
   const code = responseCodeOf(error)
   return code === 530 || code === 534 || code === 535
-}
-
-export function classifySmtpError(error: unknown): SmtpErrorClass {
-  if (error instanceof SmtpHostError) return 'unreachable'
-  // A failed TLS session is never "the server refused the message", whatever it replied.
-  if (isTlsFailure(error)) return 'unreachable'
-  const code = responseCodeOf(error)
-  if (code !== undefined && code >= 400) {
-    return isPushbackReply(code, responseOf(error) ?? '') ? 'pushback' : 'rejected'
-  }
-  if (codesOf(error).some((c) => UNREACHABLE_CODES.has(c))) return 'unreachable'
-  return 'rejected'
 }
 
 const MAX_REASON = 500

@@ -140,6 +140,15 @@ describe('outcomeOfError', () => {
     expect(outcome.recipients.map((r) => r.status)).toEqual(['deferred', 'deferred'])
   })
 
+  it('a refused STARTTLS is the connection out of reach, never a refusal of the message', () => {
+    const outcome = outcomeOfError(
+      to,
+      smtpError('502 5.5.1 Unrecognized command', 'STARTTLS', { code: 'ETLS' }),
+    )
+    expect(outcome.unreachable).toBe('STARTTLS refused: 502 5.5.1 Unrecognized command')
+    expect(outcome.recipients.map((r) => r.status)).toEqual(['deferred', 'deferred'])
+  })
+
   it('a message larger than the server takes is refused for good, unsent', () => {
     const error = Object.assign(new Error('Message size exceeds the server limit'), { code: 'EMESSAGE' })
     const outcome = outcomeOfError(to, error)
