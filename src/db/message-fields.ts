@@ -1,5 +1,13 @@
-import type { StoredAttachment } from './queue.ts'
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
+
+/** What an outbox record keeps of an attachment once its bytes are gone. */
+export type StoredAttachment = {
+  filename: string
+  content_type: string
+  size: number
+  sha256: string
+  content_id?: string
+}
 
 /** What a sent email's record keeps of its reply-to addresses, extra headers and attachments. */
 export interface MessageFieldsRecord {
@@ -37,4 +45,21 @@ export async function storeBatchFields(
     insert into batch_attachment_contents (batch_id, position, content)
     select ${batchId}, c.position, decode(c.content, 'base64')
     from unnest(${contents}::text[]) with ordinality as c(content, position)`
+}
+
+/**
+ * A claimed record's reply-to, extra headers and attachments (summaries and bytes): its own, or
+ * its batch's, which every email of the batch shares.
+ */
+export function claimedFields(db: Db): Fragment {
+  const batch = (column: string) =>
+    db`(select f.${db(column)} from batch_fields f where f.batch_id = o.batch_id)`
+  return db`
+    coalesce(o.reply_to, ${batch('reply_to')}) as reply_to,
+    coalesce(o.headers, ${batch('headers')}) as headers,
+    coalesce(o.attachments, ${batch('attachments')}) as attachments,
+    case when o.attachments is not null
+      then array(select a.content from outbox_attachment_contents a where a.outbox_id = o.id order by a.position)
+      else array(select b.content from batch_attachment_contents b where b.batch_id = o.batch_id order by b.position)
+    end as attachment_contents`
 }

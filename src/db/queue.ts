@@ -5,6 +5,7 @@ import { recordBatchEnds, storedRecipients } from './batches.ts'
 import { heldUntil, mayGoNow } from './connections.ts'
 import { type Recheck, recheckHolds, recheckJson } from './fast-path.ts'
 import { dueInMs, expansionRunRequest, queueRunComing, queueRunRequest } from './jobs.ts'
+import { claimedFields, type StoredAttachment } from './message-fields.ts'
 import {
   ATTEMPT_LEASE_SECONDS,
   CONNECTION_DELETED,
@@ -40,15 +41,6 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
    * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
    */
   requestId?: string | null
-}
-
-/** What an outbox record keeps of an attachment once its bytes are gone. */
-export type StoredAttachment = {
-  filename: string
-  content_type: string
-  size: number
-  sha256: string
-  content_id?: string
 }
 
 /** A message put in the queue: its outbox id, and when. */
@@ -230,23 +222,6 @@ export async function claimDue(
     return [message]
   })
   return claimed.length > 0 ? { claimed } : 'none'
-}
-
-/**
- * A claimed record's reply-to, extra headers and attachments (summaries and bytes): its own, or
- * its batch's, which every email of the batch shares.
- */
-function claimedFields(db: Db): Fragment {
-  const batch = (column: string) =>
-    db`(select f.${db(column)} from batch_fields f where f.batch_id = o.batch_id)`
-  return db`
-    coalesce(o.reply_to, ${batch('reply_to')}) as reply_to,
-    coalesce(o.headers, ${batch('headers')}) as headers,
-    coalesce(o.attachments, ${batch('attachments')}) as attachments,
-    case when o.attachments is not null
-      then array(select a.content from outbox_attachment_contents a where a.outbox_id = o.id order by a.position)
-      else array(select b.content from batch_attachment_contents b where b.batch_id = o.batch_id order by b.position)
-    end as attachment_contents`
 }
 
 /** Puts back claimed messages that will not be sent now, as if never claimed (their units are the caller's). */
