@@ -1,6 +1,8 @@
+import type { Tag } from '../db/outbox-types.ts'
 import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import { addressesOf } from './address-list.ts'
 import { type ExtrasBody, type MessageExtras, messageExtras } from './message-extras.ts'
+import { checkedTags } from './tags.ts'
 
 /** The email request as the generated validator lets it through. */
 export interface EmailRequestBody extends ExtrasBody {
@@ -11,6 +13,7 @@ export interface EmailRequestBody extends ExtrasBody {
   subject: string
   text_body?: string
   html_body?: string
+  tags?: Tag[] | undefined
 }
 
 /** The same request with every recipient list split, trimmed and checked. */
@@ -24,6 +27,8 @@ export interface EmailRequest {
   html_body?: string
   /** Only when the request gives reply_to, headers or attachments. */
   extras?: MessageExtras
+  /** Only when the request gives some. */
+  tags?: Tag[]
 }
 
 const MAX_RECIPIENTS_PER_SEND = 10
@@ -63,7 +68,7 @@ function countOf(value: unknown): number {
 /**
  * Splits the comma-separated string form of `to`, `cc` and `bcc` and checks every address, with
  * the validation body for a bad one (counted beforehand by checkRecipientCount), and the reply-to,
- * extra headers and attachments (message-extras.ts).
+ * extra headers and attachments (message-extras.ts), and that no tag name is repeated.
  */
 export async function normalizeEmailRequest(body: EmailRequestBody): Promise<EmailRequest> {
   const issues: ValidationIssue[] = []
@@ -74,6 +79,7 @@ export async function normalizeEmailRequest(body: EmailRequestBody): Promise<Ema
     issues.push({ path: ['to'], message: 'At least one recipient is required', code: 'too_small' })
   }
   const extras = givesExtras(body) ? await messageExtras(body, issues) : undefined
+  const tags = checkedTags(body.tags ?? [], issues)
   if (issues.length) throw invalidInput(issues)
   return {
     ...(body.from === undefined ? {} : { from: body.from }),
@@ -81,8 +87,16 @@ export async function normalizeEmailRequest(body: EmailRequestBody): Promise<Ema
     subject: body.subject,
     ...(body.text_body === undefined ? {} : { text_body: body.text_body }),
     ...(body.html_body === undefined ? {} : { html_body: body.html_body }),
-    ...(extras === undefined ? {} : { extras }),
+    ...(extras === undefined || carriesNothing(extras) ? {} : { extras }),
+    ...(tags.length === 0 ? {} : { tags }),
   }
+}
+
+/** Fields given empty (`[]`, `{}`) carry nothing: the email goes as one without them would. */
+function carriesNothing(extras: MessageExtras): boolean {
+  return (
+    extras.replyTo.length === 0 && Object.keys(extras.headers).length === 0 && extras.attachments.length === 0
+  )
 }
 
 /** Whether a body gives any of the fields an email may carry since contract 1.2.0. */
