@@ -12,10 +12,10 @@ import {
   disableConnection,
   pauseConnection,
   resumeConnection,
-} from '../../src/connections/connections.ts'
-import { createKey } from '../../src/keys/keys.ts'
-import { type SeededAccount, seedAccount, useTestApp } from '../support/app.ts'
-import { humanText, validationBody } from '../support/matchers.ts'
+} from '../../../src/connections/connections.ts'
+import { createKey } from '../../../src/keys/keys.ts'
+import { type SeededAccount, seedAccount, useTestApp } from '../../support/app.ts'
+import { humanText, validationBody } from '../../support/matchers.ts'
 import {
   email,
   ISO_MILLIS,
@@ -24,9 +24,9 @@ import {
   postEnqueue,
   startTestWorker,
   waitForOutboxStatus,
-} from '../support/queue.ts'
-import { type Reply, senderAddress, startSink } from '../support/sending.ts'
-import type { SmtpSink } from '../support/smtp-sink.ts'
+} from '../../support/queue.ts'
+import { type Reply, senderAddress, startSink } from '../../support/sending.ts'
+import type { SmtpSink } from '../../support/smtp-sink.ts'
 
 const app = useTestApp()
 let sink: SmtpSink
