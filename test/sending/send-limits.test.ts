@@ -1,111 +1,24 @@
 /**
- * Contract tests for the limits of POST /send: the Free plan's daily limit, the connection quota,
- * pacing, and the order in which they are checked (daily limit → quota → pacing → SMTP).
- * Every counter is checked through what the API answers, what the SMTP sink received, and the
- * counters the service keeps in PostgreSQL.
+ * The limits of POST /send: the Free plan's daily limit and the connection quota, a refused send
+ * that leaves no trace, and a send the SMTP server rejects that gives its units back. Every
+ * counter is checked through what the API answers, what the SMTP sink received, and the counters
+ * the service keeps in PostgreSQL.
  */
 import { describe, expect, it } from 'vitest'
-import { bucketCapacity } from '../../src/quota/pacing.ts'
 import { useTestApp } from '../support/app.ts'
+import { email, expectRetryAfterUntil, limitRequests, nextUtcHour } from '../support/limits.ts'
+import { ISO_MILLIS } from '../support/queue.ts'
 import {
-  type Body,
   dailyLimitBody,
   dailyUsed,
-  expectRetryAfter,
-  fresh,
   nextUtcMidnight,
-  postSend,
   quotaBody,
   quotaUsed,
-  type Reply,
-  type Sender,
-  type SenderOptions,
   setDailyUsed,
-  startSender,
 } from '../support/sending.ts'
 
-const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
-
 const app = useTestApp()
-
-let seq = 0
-
-function sender(options: SenderOptions = {}): Promise<Sender> {
-  return startSender(app, 'limits', options)
-}
-
-function email(extra: Record<string, unknown> = {}) {
-  return { to: 'rcpt@example.com', subject: `Limits ${++seq}`, text_body: 'Hello', ...extra }
-}
-
-function send(key: string, body: unknown = email()): Promise<Reply> {
-  return postSend(app, key, body)
-}
-
-async function expectSent(s: Sender, body: unknown = email()): Promise<Reply> {
-  const reply = await send(s.key, body)
-  expect(reply.status).toBe(200)
-  expect(reply.body).toEqual(fresh(s.from))
-  return reply
-}
-
-// --- State set with SQL, and counters read back -------------------------------------------------
-
-/** `windowsAgo` 0 is the current fixed UTC window, 1 the one before it. */
-async function setQuotaUsed(
-  connectionId: number,
-  per: 'day' | 'hour',
-  used: number,
-  windowsAgo = 0,
-): Promise<void> {
-  await app.services.sql`
-    insert into quota_usage (connection_id, window_start, used)
-    values (${connectionId}, date_trunc(${per}, now(), 'UTC') - ${`${windowsAgo} ${per}`}::interval, ${used})
-    on conflict (connection_id, window_start) do update set used = excluded.used`
-}
-
-/** The pacing bucket as if it last refilled `secondsAgo` seconds ago holding `tokens`. */
-async function setBucket(connectionId: number, tokens: number, secondsAgo: number): Promise<void> {
-  await app.services.sql`
-    insert into connection_pacing (connection_id, tokens, refilled_at)
-    values (${connectionId}, ${tokens}, now() - make_interval(secs => ${secondsAgo}))
-    on conflict (connection_id) do update set tokens = excluded.tokens, refilled_at = excluded.refilled_at`
-}
-
-/** Keeps pacing out of tests that are not about it (a full bucket holds 10 tokens). */
-async function fillBucket(connectionId: number): Promise<void> {
-  await setBucket(connectionId, 10, 0)
-}
-
-// --- Clock helpers: expected values of resetsAt and Retry-After ---------------------------------
-
-function nextUtcHour(at: number): Date {
-  const now = new Date(at)
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 1))
-}
-
-/** Retry-After is whole seconds until `resetsAt`, at least 1, as seen between `before` and `after`. */
-function expectRetryAfterUntil(header: string | null, resetsAt: Date, before: number, after: number) {
-  expect(header).toMatch(/^\d+$/)
-  const seconds = Number(header)
-  expect(seconds).toBeGreaterThanOrEqual(Math.max(1, Math.floor((resetsAt.getTime() - after) / 1000)))
-  expect(seconds).toBeLessThanOrEqual(Math.ceil((resetsAt.getTime() - before) / 1000))
-}
-
-/** Sends and checks the 429 for a refused send; returns the reply and the clock around it. */
-async function refused(key: string, body: unknown = email()) {
-  const before = Date.now()
-  const reply = await send(key, body)
-  const after = Date.now()
-  expect(reply.status).toBe(429)
-  return { reply, before, after }
-}
-
-function rateLimitedBody(): Body {
-  return { code: 'RATE_LIMITED', message: expect.any(String), details: { retryAfter: expect.any(Number) } }
-}
-
-// ------------------------------------------------------------------------------------------------
+const { sender, send, expectSent, setQuotaUsed, setBucket, fillBucket, refused } = limitRequests(app)
 
 describe('Free plan daily limit (100 emails a day, resets 00:00 UTC)', () => {
   it('sends the 100th email of the day and refuses the 101st with DAILY_LIMIT_REACHED and Retry-After', async () => {
@@ -274,76 +187,6 @@ describe('connection quota', () => {
   })
 })
 
-describe('order of checks: daily limit → quota → pacing', () => {
-  it('answers DAILY_LIMIT_REACHED when the Free daily limit and the quota are both used up', async () => {
-    const s = await sender({ quota: { quota: 1, per: 'day' } })
-    await setDailyUsed(app, s.accountId, 100)
-    await setQuotaUsed(s.connectionId, 'day', 1)
-
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual(dailyLimitBody())
-    expect(await quotaUsed(app, s.connectionId)).toBe(1)
-    expect(s.sink.messages).toHaveLength(0)
-  })
-
-  it('answers QUOTA_EXCEEDED with one unit of the daily limit left, and takes no daily unit', async () => {
-    const s = await sender({ quota: { quota: 1, per: 'day' } })
-    await setDailyUsed(app, s.accountId, 99)
-    await setQuotaUsed(s.connectionId, 'day', 1)
-
-    const { reply, before } = await refused(s.key)
-    expect(reply.body).toEqual(quotaBody(1, 1, nextUtcMidnight(before)))
-    expect(await dailyUsed(app, s.accountId)).toBe(99)
-    expect(s.sink.messages).toHaveLength(0)
-  })
-
-  it('answers QUOTA_EXCEEDED when the quota is used up and the pacing bucket is empty', async () => {
-    const s = await sender({ quota: { quota: 1, per: 'day' }, rate: 1 })
-    await setQuotaUsed(s.connectionId, 'day', 1)
-    await setBucket(s.connectionId, 0, 0)
-
-    const { reply, before } = await refused(s.key)
-    expect(reply.body).toEqual(quotaBody(1, 1, nextUtcMidnight(before)))
-    expect(s.sink.messages).toHaveLength(0)
-  })
-
-  it('answers RATE_LIMITED when the quota has room and the pacing bucket is empty, taking no unit', async () => {
-    const s = await sender({ quota: { quota: 5, per: 'day' }, rate: 1 })
-    await setDailyUsed(app, s.accountId, 10)
-    await setQuotaUsed(s.connectionId, 'day', 2)
-    await setBucket(s.connectionId, 0, 0)
-
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual(rateLimitedBody())
-    expectRetryAfter(reply, 60)
-    expect(await dailyUsed(app, s.accountId)).toBe(10)
-    expect(await quotaUsed(app, s.connectionId)).toBe(2)
-    expect(s.sink.messages).toHaveLength(0)
-  })
-
-  it('takes no pacing token for a send the quota refused', async () => {
-    // rate 1: one token, the next one a minute later; a token taken by the refusal would show.
-    const s = await sender({ quota: { quota: 1, per: 'day' }, rate: 1 })
-    await setQuotaUsed(s.connectionId, 'day', 1)
-    const { reply } = await refused(s.key)
-    expect(reply.body.code).toBe('QUOTA_EXCEEDED')
-
-    await app.services.sql`update connections set quota = 2 where id = ${s.connectionId}`
-    await expectSent(s)
-    expect(s.sink.messages).toHaveLength(1)
-  })
-
-  it('takes no quota unit for a send the daily limit refused', async () => {
-    const s = await sender({ quota: { quota: 5, per: 'day' } })
-    await setDailyUsed(app, s.accountId, 100)
-    await setQuotaUsed(s.connectionId, 'day', 2)
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual(dailyLimitBody())
-    expect(await quotaUsed(app, s.connectionId)).toBe(2)
-    expect(await dailyUsed(app, s.accountId)).toBe(100)
-  })
-})
-
 describe('a send a limit refused leaves no trace', () => {
   // The attempt is recorded (claiming its key) before the limits are asked: a refusal undoes it.
   async function outboxCount(accountId: number): Promise<number> {
@@ -371,85 +214,6 @@ describe('a send a limit refused leaves no trace', () => {
     expect(await outboxCount(s.accountId)).toBe(1)
     expect(await dailyUsed(app, s.accountId)).toBe(1)
     expect(await quotaUsed(app, s.connectionId)).toBe(1)
-  })
-})
-
-describe('pacing (token bucket, capacity min(rate, max(10, ceil(rate / 60))))', () => {
-  /** The bucket's tokens after one send that found it idle for an hour: its capacity, less one. */
-  async function tokensLeftAfterIdle(rate: number): Promise<number> {
-    const s = await sender({ rate })
-    await setBucket(s.connectionId, 0, 3600)
-    await expectSent(s)
-    const [bucket] = await app.services.sql<{ tokens: number }[]>`
-      select tokens from connection_pacing where connection_id = ${s.connectionId}`
-    return bucket?.tokens as number
-  }
-
-  it.each([
-    [6, 6],
-    [600, 10],
-    [601, 11],
-    [6000, 100],
-    [60000, 1000],
-  ])(
-    'rate %i/min fills the bucket to %i tokens, one second of sending (at least min(rate, 10))',
-    async (rate, capacity) => {
-      expect(bucketCapacity(rate)).toBe(capacity)
-      expect(await tokensLeftAfterIdle(rate)).toBe(capacity - 1)
-    },
-  )
-
-  it('rate 1/min holds one token: the first send goes, the second is RATE_LIMITED', async () => {
-    const s = await sender({ rate: 1 })
-    await expectSent(s)
-
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual(rateLimitedBody())
-    // One token a minute: the next is due within 60 s.
-    expectRetryAfter(reply, 60)
-    expect(s.sink.messages).toHaveLength(1)
-  })
-
-  it('rate 3/min holds three tokens', async () => {
-    const s = await sender({ rate: 3 })
-    for (let i = 0; i < 3; i++) await expectSent(s)
-
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual(rateLimitedBody())
-    expectRetryAfter(reply, 20)
-    expect(s.sink.messages).toHaveLength(3)
-  })
-
-  it('caps the bucket at 10 tokens for a rate of 12/min, however long it was idle', async () => {
-    // rate 12/min: a token every 5 s, so the ten sends finish well before an eleventh is due.
-    const s = await sender({ rate: 12 })
-    await setBucket(s.connectionId, 0, 3600)
-    for (let i = 1; i <= 10; i++) {
-      const reply = await send(s.key)
-      expect(reply.status, `send #${i}: ${JSON.stringify(reply.body)}`).toBe(200)
-    }
-
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual(rateLimitedBody())
-    expectRetryAfter(reply, 5)
-    expect(s.sink.messages).toHaveLength(10)
-  })
-
-  it('an empty bucket at 60/min asks to retry in 1 s; two seconds of refill let the send through', async () => {
-    const s = await sender({ rate: 60 })
-    await setBucket(s.connectionId, 0, 0)
-    const { reply } = await refused(s.key)
-    expect(reply.body).toEqual({
-      code: 'RATE_LIMITED',
-      message: expect.any(String),
-      details: { retryAfter: 1 },
-    })
-    expect(reply.retryAfter).toBe('1')
-    expect(s.sink.messages).toHaveLength(0)
-
-    await setBucket(s.connectionId, 0, 2)
-    await expectSent(s)
-    expect(s.sink.messages).toHaveLength(1)
   })
 })
 
