@@ -292,6 +292,18 @@ function parameterZod(
     k.done()
     return `${expr}.openapi(${literal({ ...k.schema, ...paramMetadata })})`
   }
+  if (type === 'array' && location === 'query') {
+    // Hono hands a query parameter given once as a string and one repeated as an array.
+    const list = zodFor(schema, pointer)
+    k.get('type')
+    k.get('items')
+    k.get('maxItems')
+    k.get('minItems')
+    let expr = `z.union([z.string(), z.array(z.string())]).transform((v) => (typeof v === 'string' ? [v] : v)).pipe(${list})`
+    if (!required) expr += '.optional()'
+    k.done()
+    return `${expr}.openapi(${literal({ ...k.schema, ...paramMetadata })})`
+  }
   if (type !== 'string') fail(child(pointer, 'type'), `unsupported parameter type ${literal(type)}`)
   const expr = zodFor(schema, pointer, { optional: !required })
   return Object.keys(param).length > 0 ? `${expr}.openapi(${literal(paramMetadata)})` : expr

@@ -1,9 +1,11 @@
 import type { z } from 'zod'
+import type { Tag } from '../db/outbox-types.ts'
 import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import type { BatchRequestSchema } from '../generated/routes.ts'
 import { givesExtras } from '../sending/email-request.ts'
 import { type MessageExtras, messageExtras } from '../sending/message-extras.ts'
 import { firstOfEach } from '../sending/recipients.ts'
+import { checkedTags } from '../sending/tags.ts'
 
 export type BatchRequest = z.infer<typeof BatchRequestSchema>
 
@@ -99,4 +101,12 @@ export async function batchExtras(body: BatchRequest): Promise<MessageExtras | u
   const extras = await messageExtras(body, issues, { audience: body.audience_id !== undefined })
   if (issues.length) throw invalidInput(issues)
   return extras
+}
+
+/** The batch's tags, for every one of its emails; a repeated name is refused as an email's is. */
+export function batchTags(body: BatchRequest): Tag[] {
+  const issues: ValidationIssue[] = []
+  const tags = checkedTags(body.tags ?? [], issues)
+  if (issues.length) throw invalidInput(issues)
+  return tags
 }

@@ -16,7 +16,7 @@ import {
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
 import { storeBatchFields } from '../db/message-fields.ts'
-import type { FailedRecipient, RetriedBy } from '../db/outbox-types.ts'
+import type { FailedRecipient, RetriedBy, Tag } from '../db/outbox-types.ts'
 import { enqueueMessages, type QueuedMessage } from '../db/queue.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import { templateContent } from '../db/templates.ts'
@@ -28,7 +28,7 @@ import { queuedFields } from '../sending/message-extras.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { uniqueAddresses } from '../sending/recipients.ts'
 import { compileContent, type MessageContent } from '../templates/placeholders.ts'
-import { type BatchRequest, batchExtras, checkBatchMode, checkBatchSize } from './batch-request.ts'
+import { type BatchRequest, batchExtras, batchTags, checkBatchMode, checkBatchSize } from './batch-request.ts'
 
 /** A batch exactly as the contract shows it. */
 export type Batch = z.infer<typeof BatchSchema>
@@ -55,6 +55,7 @@ export interface BatchCreated {
 export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
   checkBatchMode(body)
   const extras = await batchExtras(body)
+  const tags = batchTags(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
   if (unique) checkBatchSize('recipients', unique.length)
   if (body.emails) checkBatchSize('emails', body.emails.length)
@@ -70,10 +71,11 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
       // An empty name is none: the batch, and the temporary audience named after it, take the default.
       name: body.name || null,
       totalCount: body.emails?.length ?? 0,
+      tags,
     })
     if (extras) await storeBatchFields(tx, row.id, queuedFields(extras))
     if (body.emails) {
-      const email = renderedEmail(caller.accountId, connection.from_address, row.id)
+      const email = renderedEmail(caller.accountId, connection.from_address, row.id, tags)
       await enqueueMessages(tx, connection.id, body.emails.map(email))
       return { id: row.id, totalCount: body.emails.length }
     }
@@ -115,7 +117,7 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
 type BatchEmail = NonNullable<BatchRequest['emails']>[number]
 
 /** A message of an `emails` batch, rendered with every placeholder empty (it has no payload). */
-function renderedEmail(accountId: number, from: string, batchId: number) {
+function renderedEmail(accountId: number, from: string, batchId: number, tags: Tag[]) {
   return (email: BatchEmail): QueuedMessage => {
     const content = compileContent(email)(null)
     return {
@@ -129,6 +131,7 @@ function renderedEmail(accountId: number, from: string, batchId: number) {
       html_body: content.html_body,
       messageId: newMessageId(from),
       batchId,
+      tags,
     }
   }
 }

@@ -2,7 +2,7 @@ import type { Plan } from '../plans.ts'
 import { type MemberLinkSigning, memberLink } from './audiences.ts'
 import { expansionRunComing, expansionRunRequest, queueRunRequest } from './jobs.ts'
 import { batchEndEvent, CONNECTION_DELETED, EVENT_COLUMNS, emailEvents } from './outbox-records.ts'
-import type { BatchContent, FailedRecipient, RetriedBy } from './outbox-types.ts'
+import type { BatchContent, FailedRecipient, RetriedBy, Tag } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 import { BATCH_CONTENT_KEY, eventsRecorded, recordedEvents } from './webhooks.ts'
 
@@ -26,15 +26,16 @@ export interface BatchRow {
   updated_at: string
 }
 
-/** A new batch; `name` null takes the default name `Batch Send <created_at>`. */
+/** A new batch; `name` null takes the default name `Batch Send <created_at>`; its emails get its tags. */
 export async function insertBatch(
   tx: Db,
-  batch: { accountId: number; connectionId: number; name: string | null; totalCount: number },
+  batch: { accountId: number; connectionId: number; name: string | null; totalCount: number; tags: Tag[] },
 ): Promise<{ id: number; name: string }> {
   const [row] = await tx<{ id: number; name: string }[]>`
-    insert into batches (account_id, connection_id, name, total_count)
+    insert into batches (account_id, connection_id, name, total_count, tags)
     values (${batch.accountId}, ${batch.connectionId},
-            coalesce(${batch.name}, 'Batch Send ' || api_timestamp(mailroom_now())), ${batch.totalCount})
+            coalesce(${batch.name}, 'Batch Send ' || api_timestamp(mailroom_now())), ${batch.totalCount},
+            ${tx.json(batch.tags)})
     returning id, name`
   if (!row) throw new Error('the batch was not recorded')
   return row
@@ -264,12 +265,13 @@ export async function moveBatchRecipients(
       using block where s.batch_id = ${batch.id} and s.block = block.block and not block.split
     ), record as (
       insert into outbox (account_id, connection_id, status, error, from_address, to_addresses, content_id, payload,
-                          message_id, batch_id, unsubscribe_url, next_attempt_at, request_id)
+                          message_id, batch_id, unsubscribe_url, next_attempt_at, request_id, tags)
       select ${batch.accountId}::int, ${batch.connectionId}::int, ${gone ? 'failed' : 'queued'}::text,
              ${gone ? CONNECTION_DELETED : null}::text, ${batch.from}::text, array[t.email], ${batch.contentId}::int,
              ${links ? tx`coalesce(t.payload, '{}') || jsonb_build_object('unsubscribe_url', t.url)` : tx`t.payload`},
              '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
-             t.url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text
+             t.url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text,
+             (select b.tags from batches b where b.id = ${batch.id})
       from (select taken.*, ${link} as url from taken) t
       order by t.n
       returning ${EVENT_COLUMNS(tx)}

@@ -1,3 +1,4 @@
+import type { Tag } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 
 /** What an outbox record keeps of an attachment once its bytes are gone. */
@@ -9,11 +10,12 @@ export type StoredAttachment = {
   content_id?: string
 }
 
-/** What a sent email's record keeps of its reply-to addresses, extra headers and attachments. */
+/** What a sent email's record keeps of its reply-to addresses, extra headers, attachments and tags. */
 export interface MessageFieldsRecord {
   replyTo?: string
   headers?: Record<string, string>
   attachments?: StoredAttachment[]
+  tags?: Tag[]
 }
 
 /**
@@ -24,7 +26,8 @@ export async function recordMessageFields(db: Db, id: number, fields: MessageFie
   await db`
     update outbox set reply_to = ${fields.replyTo ?? null},
       headers = ${fields.headers === undefined ? null : db.json(fields.headers)},
-      attachments = ${fields.attachments === undefined ? null : db.json(fields.attachments)}
+      attachments = ${fields.attachments === undefined ? null : db.json(fields.attachments)},
+      tags = ${db.json(fields.tags ?? [])}
     where id = ${id}`
 }
 

@@ -23,6 +23,10 @@ function conditions(db: Db, filter: OutboxFilter): Fragment[] {
   if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
   if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)
   if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
+  if (filter.tags?.length) {
+    // The first condition is the GIN index's own, so that the planner may use it (026_tags.sql).
+    parts.push(db`tags <> '[]'::jsonb and tags @> ${db.json(filter.tags)}::jsonb`)
+  }
   if (filter.search) {
     const pattern = containing(filter.search)
     // A batch recipient's subject is searched as its batch's template says it, placeholders and all.
@@ -89,7 +93,7 @@ export async function outboxRecordDetail(
       c.from_address as connection_from, o.batch_id, b.name as batch_name,
       case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
       api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
-      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload,
+      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload, o.tags,
       (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
        from batch_contents bc where bc.id = o.content_id) as content,
       ${history(db)} as history

@@ -27,7 +27,7 @@ export const OUTBOX_COLUMNS = (db: Db) => db`
   cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, recipients, attempts,
   case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
-  api_timestamp(sent_at) as sent_at, batch_id`
+  api_timestamp(sent_at) as sent_at, batch_id, tags`
 
 /** A message as the outbox's columns name it, for a statement to read from JSON. */
 export function messageColumns(m: Omit<OutboxMessage, 'accountId' | 'connectionId'> & MessageBodies) {
@@ -110,7 +110,7 @@ export async function settleAttempts(
 /** What an email event reads of a record (see emailEventData). */
 export const EVENT_COLUMNS = (db: Db) => db`
   id, account_id, batch_id, status, message_id, from_address, to_addresses, cc_addresses, bcc_addresses,
-  subject, content_id, payload, attempts, error, recipients, next_attempt_at`
+  subject, content_id, payload, attempts, error, recipients, next_attempt_at, tags`
 
 /**
  * The email events (email.sent, .failed or .deferred) of the records the statement changed, which
@@ -129,7 +129,7 @@ function emailEventData(db: Db): Fragment {
     'outbox_id', r.id, 'batch_id', r.batch_id, 'message_id', r.message_id, 'from', r.from_address,
     'to', to_jsonb(r.to_addresses), 'cc', to_jsonb(r.cc_addresses), 'bcc', to_jsonb(r.bcc_addresses),
     'subject', r.subject, 'status', r.status, 'attempts', r.attempts, 'error', r.error,
-    'recipients', coalesce(r.recipients, '[]'::jsonb),
+    'recipients', coalesce(r.recipients, '[]'::jsonb), 'tags', r.tags,
     'next_attempt_at', case when r.status = 'queued' then ${isoTime(db, db`r.next_attempt_at`)} end,
     ${BATCH_CONTENT_KEY}::text, case when r.content_id is not null
       then jsonb_build_object('id', r.content_id, 'payload', r.payload) end)`

@@ -34,6 +34,14 @@ export interface OutboxRecord {
   sent_at: string | null
   /** The batch the message is one recipient of. */
   batch_id: number | null
+  /** In the order given; [] for none. */
+  tags: Tag[]
+}
+
+/** A label an email carries, to be found by (names are unique within an email); a type, to be JSON. */
+export type Tag = {
+  name: string
+  value: string
 }
 
 /** A batch's content as stored once: subject and bodies with their placeholders unrendered. */
@@ -127,6 +135,8 @@ export interface OutboxFilter {
   to?: string | undefined
   /** Part of a recipient's address or of the subject, any case. */
   search?: string | undefined
+  /** Tags the record carries, every one of them. */
+  tags?: Tag[] | undefined
 }
 
 /** One record whole, as its own page shows it. */

@@ -13,7 +13,7 @@ import {
   emailEvents,
   messageColumns,
 } from './outbox-records.ts'
-import type { OutboxMessage } from './outbox-types.ts'
+import type { OutboxMessage, Tag } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 import { type LimitRefusal, type Limits, takeUnitsCall, type UnitsRow, unitsOf } from './usage.ts'
 import { eventsRecorded, recordedEvents } from './webhooks.ts'
@@ -36,6 +36,8 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   /** Each attachment's summary, and its bytes in the same order (kept until the email ends). */
   attachments?: StoredAttachment[]
   attachmentContents?: Buffer[]
+  /** Its tags ([] when left out). */
+  tags?: Tag[]
   /**
    * The API request that queued it (null: none), when that is not the one being served: a round
    * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
@@ -87,6 +89,7 @@ export async function enqueueRechecked(
     reply_to: m.replyTo ?? null,
     headers: m.headers ?? null,
     attachments: m.attachments ?? null,
+    tags: m.tags ?? [],
     contents: m.attachmentContents?.map((content) => content.toString('base64')) ?? null,
     request_id: m.requestId === undefined ? served : m.requestId,
     recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
@@ -98,17 +101,17 @@ export async function enqueueRechecked(
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
-             request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[]))
+             request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
                                 text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
-                                headers, attachments, contents, n)
+                                headers, attachments, contents, tags, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-                          next_attempt_at, request_id, headers, attachments)
+                          next_attempt_at, request_id, headers, attachments, tags)
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-             mailroom_now(), request_id, headers, attachments
+             mailroom_now(), request_id, headers, attachments, tags
       from asked where holds
       order by n
       returning id, created_at as queued_at, message_id

@@ -164,6 +164,29 @@ export const AttachmentsSchema = z
   })
   .openapi('Attachments')
 
+export const TagSchema = z
+  .object({
+    name: z.string().min(1).max(256).regex(new RegExp('^[A-Za-z0-9_-]+$')).openapi({ example: 'campaign' }),
+    value: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(new RegExp('^[A-Za-z0-9_-]+$'))
+      .openapi({ example: 'spring-sale' }),
+  })
+  .openapi({ description: 'One tag. Its name and value are 1 to 256 ASCII letters, digits, `_` and `-`.' })
+  .openapi('Tag')
+
+export const TagsSchema = z
+  .array(TagSchema)
+  .max(10)
+  .openapi({
+    description:
+      'Since version 1.2.0. Labels to find the email by later (`GET /emails?tag=name:value`, the dashboard\'s outbox), shown on the email and in its webhook events\' `data.tags`, in the order given. At most 10 (more is the validation body at `["tags"]`); names are unique within an email (a repeated name is the validation body at `["tags", <index>, "name"]`); names and values are compared exactly, letter case included, here and by the filter. On a batch they apply to every email.',
+    example: [{ name: 'campaign', value: 'spring-sale' }],
+  })
+  .openapi('Tags')
+
 export const EmailRequestSchema = z
   .object({
     from: EmailAddressSchema.optional(),
@@ -199,6 +222,7 @@ export const EmailRequestSchema = z
     reply_to: ReplyToSchema.optional(),
     headers: ExtraHeadersSchema.optional(),
     attachments: AttachmentsSchema.optional(),
+    tags: TagsSchema.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.text_body === undefined && v.html_body === undefined)
@@ -414,6 +438,9 @@ export const EmailSchema = z
           'While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.',
         example: null,
       }),
+    tags: z
+      .array(TagSchema)
+      .openapi({ description: 'Since version 1.2.0. Its tags, in the order given; `[]` when it has none.' }),
     history: z
       .array(EmailEventSchema)
       .optional()
@@ -576,6 +603,7 @@ export const BatchRequestSchema = z
     reply_to: ReplyToSchema.optional(),
     headers: ExtraHeadersSchema.optional(),
     attachments: AttachmentsSchema.optional(),
+    tags: TagsSchema.optional(),
   })
   .openapi({
     description:
@@ -1117,6 +1145,11 @@ export const WebhookEmailDataSchema = z
       .string()
       .nullable()
       .openapi({ description: 'On `email.deferred`, when it is tried again (ISO 8601, UTC).' }),
+    tags: z
+      .array(TagSchema)
+      .openapi({
+        description: "Since version 1.2.0. The email's tags, in the order given; `[]` when it has none.",
+      }),
   })
   .openapi({ description: 'What became of one message (an outbox record).' })
   .openapi('WebhookEmailData')
@@ -1462,7 +1495,7 @@ export const listEmailsRoute = createRoute({
   tags: ['Email'],
   summary: 'List emails',
   description:
-    "Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form\nsubmission kept in the outbox), newest first, one page at a time. Available on all\nplans; records are kept for the plan's retention (Free 7 days, Pro 90 days).\n\n- Filters, all optional and combined: `status`, `batch_id`, and a range of UTC days\n  `date_from` to `date_to` (both included) on the email's creation.\n- Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is\n  `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for\n  the next, older page. Cursors are opaque and do not expire; an email created since\n  the first page never appears on a later one.\n- Each email is given as by `GET /emails/{id}`, without its `history`.\n- A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID\n  that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a\n  `date_from` after `date_to` answers `400` with the validation body.\n",
+    "Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form\nsubmission kept in the outbox), newest first, one page at a time. Available on all\nplans; records are kept for the plan's retention (Free 7 days, Pro 90 days).\n\n- Filters, all optional and combined: `status`, `batch_id`, a range of UTC days\n  `date_from` to `date_to` (both included) on the email's creation, and `tag`.\n- Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is\n  `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for\n  the next, older page. Cursors are opaque and do not expire; an email created since\n  the first page never appears on a later one.\n- Each email is given as by `GET /emails/{id}`, without its `history`.\n- A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID\n  that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a\n  `date_from` after `date_to` answers `400` with the validation body.\n",
   request: {
     query: z.object({
       status: z
@@ -1537,6 +1570,21 @@ export const listEmailsRoute = createRoute({
             description:
               'Where the next page starts: `pagination.nextCursor` of the previous page, as given. A value the API did not give answers `400` with the validation body.',
             example: 'MTMzOQ',
+          },
+        }),
+      tag: z
+        .union([z.string(), z.array(z.string())])
+        .transform((v) => (typeof v === 'string' ? [v] : v))
+        .pipe(z.array(z.string().regex(new RegExp('^[A-Za-z0-9_-]{1,256}:[A-Za-z0-9_-]{1,256}$'))).max(10))
+        .optional()
+        .openapi({
+          type: 'array',
+          maxItems: 10,
+          items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,256}:[A-Za-z0-9_-]{1,256}$' },
+          param: {
+            description:
+              'Since version 1.2.0. Only emails carrying this tag, given as `name:value`; repeat it (at most 10 times) for emails carrying every one of them. Names and values are compared exactly; another account\'s emails never match. A malformed one gives `400` with the validation body at `["tag", <index>]`.',
+            example: ['campaign:spring-sale'],
           },
         }),
     }),

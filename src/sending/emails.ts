@@ -1,11 +1,12 @@
 import type { z } from 'zod'
 import { isStorableId } from '../db/ids.ts'
-import type { HistoryEvent, OutboxRecord, OutboxStatus } from '../db/outbox-types.ts'
+import type { HistoryEvent, OutboxRecord, OutboxStatus, Tag } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import type { CursorPaginationSchema, EmailEventSchema, EmailSchema } from '../generated/routes.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { isCalendarDay, listOutbox, outboxRecord } from './outbox-views.ts'
+import { tagOfFilter } from './tags.ts'
 
 /**
  * GET /v1/emails and GET /v1/emails/{id}: the outbox as the API shows it, read through the same
@@ -24,6 +25,8 @@ export interface EmailQuery {
   date_to?: string | undefined
   limit: number
   cursor?: string | undefined
+  /** `name:value`, every one to match. */
+  tag?: string[] | undefined
 }
 
 /** One email of the account with its history; another account's answers OUTBOX_RECORD_NOT_FOUND. */
@@ -38,11 +41,11 @@ export async function listEmails(
   accountId: number,
   query: EmailQuery,
 ): Promise<{ emails: Email[]; pagination: CursorPagination }> {
-  const before = checkQuery(query)
+  const { before, tags } = checkQuery(query)
   const page = await listOutbox(
     db,
     accountId,
-    { status: query.status, batchId: query.batch_id, from: query.date_from, to: query.date_to },
+    { status: query.status, batchId: query.batch_id, from: query.date_from, to: query.date_to, tags },
     { before, size: query.limit },
   )
   return {
@@ -55,9 +58,18 @@ export async function listEmails(
   }
 }
 
-/** What the schema cannot check: real days in order, and a cursor this API gave. Returns its ID. */
-function checkQuery(query: EmailQuery): number | undefined {
+/**
+ * What the schema cannot check: real days in order, and a cursor this API gave. Returns its ID,
+ * and the tags asked for.
+ */
+function checkQuery(query: EmailQuery): { before: number | undefined; tags: Tag[] } {
   const issues: ValidationIssue[] = []
+  const tags = (query.tag ?? []).flatMap((text, index) => {
+    const tag = tagOfFilter(text)
+    if (tag) return [tag]
+    issues.push({ path: ['tag', index], message: 'Not a tag as name:value', code: 'invalid_format' })
+    return []
+  })
   for (const name of ['date_from', 'date_to'] as const) {
     const day = query[name]
     if (day !== undefined && !isCalendarDay(day)) {
@@ -72,7 +84,7 @@ function checkQuery(query: EmailQuery): number | undefined {
     issues.push({ path: ['cursor'], message: 'Not a cursor this API gave', code: 'custom' })
   }
   if (issues.length > 0) throw invalidInput(issues)
-  return before ?? undefined
+  return { before: before ?? undefined, tags }
 }
 
 /**
@@ -110,6 +122,7 @@ function asEmail(record: OutboxRecord): Email {
     updated_at: record.updated_at,
     sent_at: record.sent_at,
     next_attempt_at: record.next_attempt_at,
+    tags: record.tags,
   }
 }
 

@@ -84,6 +84,7 @@ function queue(
     text_body: request.text_body,
     html_body: request.html_body,
     ...queuedFields(request.extras),
+    ...(request.tags && { tags: request.tags }),
     requestId: currentRequestId() ?? null,
     ...(recheck === undefined ? {} : { recheck }),
   })

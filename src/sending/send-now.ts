@@ -75,7 +75,10 @@ export async function sendNow(
     (await claimAsFound(context, await requestCaller.check(), request, keyHash))
   if ('replay' in claimed) return replay(claimed.replay)
   const { caller, connection, message, attempt } = claimed
-  if (request.extras) await recordMessageFields(sql, attempt.id, sentFields(request.extras))
+  if (request.extras || request.tags) {
+    const fields = request.extras ? sentFields(request.extras) : {}
+    await recordMessageFields(sql, attempt.id, { ...fields, ...(request.tags && { tags: request.tags }) })
+  }
   const envelope = envelopeOf(request)
   const outcome = await deliver(
     context,

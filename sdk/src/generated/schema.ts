@@ -84,8 +84,8 @@ export interface paths {
      *     submission kept in the outbox), newest first, one page at a time. Available on all
      *     plans; records are kept for the plan's retention (Free 7 days, Pro 90 days).
      *
-     *     - Filters, all optional and combined: `status`, `batch_id`, and a range of UTC days
-     *       `date_from` to `date_to` (both included) on the email's creation.
+     *     - Filters, all optional and combined: `status`, `batch_id`, a range of UTC days
+     *       `date_from` to `date_to` (both included) on the email's creation, and `tag`.
      *     - Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is
      *       `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for
      *       the next, older page. Cursors are opaque and do not expire; an email created since
@@ -726,6 +726,7 @@ export interface components {
       reply_to?: components['schemas']['ReplyTo']
       headers?: components['schemas']['ExtraHeaders']
       attachments?: components['schemas']['Attachments']
+      tags?: components['schemas']['Tags']
     } & (
       | {
           /**
@@ -778,6 +779,23 @@ export interface components {
        * @example logo@acme.example
        */
       content_id?: string
+    }
+    /**
+     * @description Since version 1.2.0. Labels to find the email by later (`GET /emails?tag=name:value`, the dashboard's outbox), shown on the email and in its webhook events' `data.tags`, in the order given. At most 10 (more is the validation body at `["tags"]`); names are unique within an email (a repeated name is the validation body at `["tags", <index>, "name"]`); names and values are compared exactly, letter case included, here and by the filter. On a batch they apply to every email.
+     * @example [
+     *       {
+     *         "name": "campaign",
+     *         "value": "spring-sale"
+     *       }
+     *     ]
+     */
+    Tags: components['schemas']['Tag'][]
+    /** @description One tag. Its name and value are 1 to 256 ASCII letters, digits, `_` and `-`. */
+    Tag: {
+      /** @example campaign */
+      name: string
+      /** @example spring-sale */
+      value: string
     }
     /** @description Result of `POST /send` (also of a replay with the same `Idempotency-Key`). */
     SendResponse: {
@@ -939,6 +957,8 @@ export interface components {
        * @example null
        */
       next_attempt_at: string | null
+      /** @description Since version 1.2.0. Its tags, in the order given; `[]` when it has none. */
+      tags: components['schemas']['Tag'][]
       /** @description Every event, oldest first. Only on `GET /emails/{id}`. */
       history?: components['schemas']['EmailEvent'][]
     }
@@ -1125,6 +1145,7 @@ export interface components {
       reply_to?: components['schemas']['ReplyTo']
       headers?: components['schemas']['ExtraHeaders']
       attachments?: components['schemas']['Attachments']
+      tags?: components['schemas']['Tags']
     }
     /** @description The batch was created and started. */
     BatchCreatedResponse: {
@@ -1615,6 +1636,8 @@ export interface components {
       recipients: components['schemas']['WebhookRecipient'][]
       /** @description On `email.deferred`, when it is tried again (ISO 8601, UTC). */
       next_attempt_at: string | null
+      /** @description Since version 1.2.0. The email's tags, in the order given; `[]` when it has none. */
+      tags: components['schemas']['Tag'][]
     }
     WebhookBatchData: {
       batch_id: number
@@ -2104,6 +2127,13 @@ export interface components {
      * @example 2025-01-31
      */
     EmailDateTo: string
+    /**
+     * @description Since version 1.2.0. Only emails carrying this tag, given as `name:value`; repeat it (at most 10 times) for emails carrying every one of them. Names and values are compared exactly; another account's emails never match. A malformed one gives `400` with the validation body at `["tag", <index>]`.
+     * @example [
+     *       "campaign:spring-sale"
+     *     ]
+     */
+    EmailTagFilter: string[]
     /** @description Emails per page, 1 to 100 (default 50). A value outside that range gives `400` with the validation body. */
     EmailLimit: number
     /**
@@ -2226,6 +2256,13 @@ export interface operations {
          * @example MTMzOQ
          */
         cursor?: components['parameters']['EmailCursor']
+        /**
+         * @description Since version 1.2.0. Only emails carrying this tag, given as `name:value`; repeat it (at most 10 times) for emails carrying every one of them. Names and values are compared exactly; another account's emails never match. A malformed one gives `400` with the validation body at `["tag", <index>]`.
+         * @example [
+         *       "campaign:spring-sale"
+         *     ]
+         */
+        tag?: components['parameters']['EmailTagFilter']
       }
       header?: never
       path?: never
