@@ -188,7 +188,7 @@ function sessionLimitOf(pool: SmtpPool): SessionLimit {
  * nodemailer's internals shows in test/sending/send-transport.test.ts, which counts the records.
  */
 class WholeMessage extends Readable {
-  constructor(raw: Buffer) {
+  constructor(private readonly raw: Buffer) {
     super({ read() {} })
     this.push(raw)
     this.push(null)
@@ -197,6 +197,11 @@ class WholeMessage extends Readable {
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
     const socket = socketUnder(destination)
     if (!socket || options?.end === false) return super.pipe(destination, options)
+    if (this.raw.length > LARGE_MESSAGE_BYTES) {
+      this.read()
+      void writeInSlices(this.raw, destination)
+      return destination
+    }
     socket.cork()
     const bytes: Buffer | null = this.read()
     if (bytes) destination.write(bytes)
@@ -205,6 +210,35 @@ class WholeMessage extends Readable {
     setImmediate(() => socket.uncork())
     return destination
   }
+}
+
+/** Messages larger than this (those with attachments) go to the data stream a slice at a time. */
+const LARGE_MESSAGE_BYTES = 1024 * 1024
+const MESSAGE_SLICE_BYTES = 256 * 1024
+
+/**
+ * A large message's bytes into nodemailer's data stream a slice at a time, each on a turn of
+ * the event loop of its own and after the socket drained: the data stream stuffs dots byte by
+ * byte, about 50 ms for a whole 14 MB message, which would hold every other request meanwhile.
+ * A session that closes midway ends the writing (nodemailer reports the failure).
+ */
+async function writeInSlices(raw: Buffer, destination: NodeJS.WritableStream): Promise<void> {
+  const writable = destination as NodeJS.WritableStream & { destroyed?: boolean }
+  for (let at = 0; at < raw.length; at += MESSAGE_SLICE_BYTES) {
+    if (writable.destroyed) return
+    const flowing = destination.write(raw.subarray(at, at + MESSAGE_SLICE_BYTES))
+    await new Promise<void>((resolve) => {
+      if (flowing) return setImmediate(resolve)
+      const done = () => {
+        destination.off('drain', done)
+        destination.off('close', done)
+        resolve()
+      }
+      destination.once('drain', done)
+      destination.once('close', done)
+    })
+  }
+  if (!writable.destroyed) destination.end()
 }
 
 /**

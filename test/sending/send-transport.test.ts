@@ -252,17 +252,16 @@ describe('SMTP sessions are polite', () => {
 })
 
 describe('only known fields reach SMTP', () => {
-  it('ignores caller-supplied headers, envelope, attachments and raw source', async () => {
+  it('ignores a caller-supplied envelope, raw source and nodemailer-style options', async () => {
     const count = sink.messages.length
     const response = await send({
       to: 'known@example.com',
       subject: 'known fields',
       text_body: 'plain',
-      headers: { 'X-Evil': '1', Bcc: 'spy@example.com' },
       envelope: { from: 'spoof@example.com', to: ['spy@example.com'] },
-      attachments: [{ path: '/etc/passwd' }, { href: 'http://127.0.0.1:9/secret' }],
       raw: 'From: spoof@example.com\r\n\r\nraw',
       replyTo: 'spy@example.com',
+      bccHeader: 'spy@example.com',
     })
     expect(response.status).toBe(200)
     const [message] = (await sink.waitForMessages(count + 1)).slice(count)
@@ -270,8 +269,27 @@ describe('only known fields reach SMTP', () => {
     expect(message?.headers.has('x-evil')).toBe(false)
     expect(message?.headers.has('bcc')).toBe(false)
     expect(message?.headers.has('reply-to')).toBe(false)
-    expect(message?.raw).not.toContain('root:')
     expect(message?.raw).not.toContain('Content-Disposition: attachment')
+  })
+
+  it('refuses headers Mailroom sets and attachments that name a file or an address instead of content', async () => {
+    const count = sink.messages.length
+    const response = await send({
+      to: 'known@example.com',
+      subject: 'known fields',
+      text_body: 'plain',
+      headers: { 'X-Fine': '1', Bcc: 'spy@example.com' },
+      attachments: [{ path: '/etc/passwd' }, { href: 'http://127.0.0.1:9/secret' }],
+    })
+    expect(response.status).toBe(400)
+    const { error } = (await response.json()) as { error: { issues: { path: unknown[] }[] } }
+    expect(error.issues.map((issue) => issue.path)).toEqual([
+      ['attachments', 0, 'filename'],
+      ['attachments', 0, 'content'],
+      ['attachments', 1, 'filename'],
+      ['attachments', 1, 'content'],
+    ])
+    expect(sink.messages).toHaveLength(count)
   })
 })
 
