@@ -1,3 +1,4 @@
+import { attachments } from './attachments.ts'
 import { audienceBatch } from './audience-batch.ts'
 import { audienceImport } from './audience-import.ts'
 import { batch } from './batch.ts'
@@ -13,4 +14,14 @@ import { webhooks } from './webhooks.ts'
  * here. `BENCH_ONLY=send,batch` runs only those (each with its baselines); `BENCH_ONLY=hostile`
  * the hostile tenant's row.
  */
-export const SCENARIOS = [send, enqueue, batch, audienceImport, audienceBatch, webhooks, sustained, hostile]
+export const SCENARIOS = [
+  send,
+  enqueue,
+  batch,
+  audienceImport,
+  audienceBatch,
+  webhooks,
+  sustained,
+  hostile,
+  attachments,
+]
