@@ -15,7 +15,7 @@ import { child, fail, isObject, type Json, type JsonObject, literal } from './js
 import { METHODS, resolve } from './routes.ts'
 
 /** The methods the SDK core sends. */
-const SDK_METHODS = ['get', 'post', 'put', 'delete']
+const SDK_METHODS = ['get', 'post', 'put', 'patch', 'delete']
 /** A header parameter of this name makes a call without a response safe to repeat (see core.ts). */
 const IDEMPOTENCY_HEADER = 'idempotency-key'
 const METHOD_NAME = /^[a-z][A-Za-z0-9]*(\.[a-z][A-Za-z0-9]*)*$/

@@ -17,7 +17,7 @@
 import { withEncodedAttachments } from './attachments.js'
 import { MailroomError, MailroomNetworkError } from './errors.js'
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 /** Per-call options accepted by every method. */
 export interface RequestOptions {

@@ -11,8 +11,10 @@ import {
   insertBatchContent,
   requeueFailedOfBatch,
   setBatchRecipients,
+  setBatchSchedule,
   storeBatchRecipients,
 } from '../db/batches.ts'
+import { cancelBatchRows } from '../db/cancellation.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleQueueRun } from '../db/jobs.ts'
 import { storeBatchFields } from '../db/message-fields.ts'
@@ -27,6 +29,7 @@ import { currentRequestId } from '../log.ts'
 import { queuedFields } from '../sending/message-extras.ts'
 import { newMessageId } from '../sending/outbox.ts'
 import { uniqueAddresses } from '../sending/recipients.ts'
+import { isBatchCancelable, scheduledTime } from '../sending/scheduling.ts'
 import { compileContent, type MessageContent } from '../templates/placeholders.ts'
 import { type BatchRequest, batchExtras, batchTags, checkBatchMode, checkBatchSize } from './batch-request.ts'
 
@@ -50,10 +53,17 @@ export interface BatchCreated {
  * its total_count is known. The worker then moves them into the outbox in chunks (one record per
  * recipient, its address and payload), a little ahead of delivery (see expansion.ts); each
  * message is rendered when it is sent. The messages of `emails` (at most 1000, each with its own
- * content) are rendered here and queued at once, as the request carries them.
+ * content) are rendered here and queued at once, as the request carries them. A batch with
+ * `scheduled_at` (checked against `now`) is expanded at that time, or its `emails` are due then.
  */
-export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest): Promise<BatchCreated> {
+export async function createBatch(
+  sql: Sql,
+  caller: Caller,
+  body: BatchRequest,
+  now: number,
+): Promise<BatchCreated> {
   checkBatchMode(body)
+  const scheduledAt = scheduledTime(body.scheduled_at, now)
   const extras = await batchExtras(body)
   const tags = batchTags(body)
   const unique = body.recipients ? uniqueAddresses(body.recipients) : undefined
@@ -74,9 +84,14 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
       tags,
     })
     if (extras) await storeBatchFields(tx, row.id, queuedFields(extras))
+    if (scheduledAt) await setBatchSchedule(tx, row.id, scheduledAt)
     if (body.emails) {
       const email = renderedEmail(caller.accountId, connection.from_address, row.id, tags)
-      await enqueueMessages(tx, connection.id, body.emails.map(email))
+      await enqueueMessages(
+        tx,
+        connection.id,
+        body.emails.map((item) => ({ ...email(item), scheduledAt })),
+      )
       return { id: row.id, totalCount: body.emails.length }
     }
     const temporaryAudienceId = unique
@@ -90,19 +105,24 @@ export async function createBatch(sql: Sql, caller: Caller, body: BatchRequest):
     )
     // Emptied since it was checked: nothing of the batch is kept.
     if (totalCount === 0) throw new AppError('AUDIENCE_HAS_NO_MEMBERS')
-    await setBatchRecipients(tx, row.id, {
-      totalCount,
-      temporaryAudienceId,
-      contentId: await insertBatchContent(tx, caller.accountId, {
-        subject: template.subject,
-        text_body: template.text_body ?? null,
-        html_body: template.html_body ?? null,
-      }),
-      from: connection.from_address,
-      requestId: currentRequestId() ?? null,
-      // An audience's members get their unsubscribe link; a `recipients` batch's list is no audience of theirs.
-      unsubscribeAudienceId: temporaryAudienceId === null ? (body.audience_id as number) : null,
-    })
+    await setBatchRecipients(
+      tx,
+      row.id,
+      {
+        totalCount,
+        temporaryAudienceId,
+        contentId: await insertBatchContent(tx, caller.accountId, {
+          subject: template.subject,
+          text_body: template.text_body ?? null,
+          html_body: template.html_body ?? null,
+        }),
+        from: connection.from_address,
+        requestId: currentRequestId() ?? null,
+        // An audience's members get their unsubscribe link; a `recipients` batch's list is no audience of theirs.
+        unsubscribeAudienceId: temporaryAudienceId === null ? (body.audience_id as number) : null,
+      },
+      scheduledAt ? scheduledAt.getTime() - now : 0,
+    )
     return { id: row.id, totalCount }
   })
   return {
@@ -143,13 +163,15 @@ async function savedTemplate(db: Db, accountId: number, id: number): Promise<Mes
 }
 
 /**
- * A batch's states: `pending` until a worker starts on it, `running` until every recipient is
- * handled, then `completed` if at least one was sent, otherwise `failed`.
+ * A batch's states: `pending` until a worker starts on it (a scheduled one until its time), `running`
+ * until every recipient is handled (sent, failed or canceled), then `completed` if at least one was
+ * sent, otherwise `failed`; `canceled` once canceled, wholly handled.
  */
 export function asBatch(row: BatchRow): Batch {
-  const handled = row.sent_count + row.failed_count
+  const handled = row.sent_count + row.failed_count + row.canceled_count
   const done = handled >= row.total_count
-  const status = done ? (row.sent_count > 0 ? 'completed' : 'failed') : row.started ? 'running' : 'pending'
+  const ended = done ? (row.sent_count > 0 ? 'completed' : 'failed') : row.started ? 'running' : 'pending'
+  const status = row.canceled ? 'canceled' : ended
   return {
     id: row.id,
     name: row.name,
@@ -157,7 +179,8 @@ export function asBatch(row: BatchRow): Batch {
     total_count: row.total_count,
     sent_count: row.sent_count,
     failed_count: row.failed_count,
-    progress: row.total_count === 0 ? 100 : Math.floor((100 * handled) / row.total_count),
+    progress: row.canceled || row.total_count === 0 ? 100 : Math.floor((100 * handled) / row.total_count),
+    scheduled_at: row.scheduled_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
   }
@@ -185,11 +208,30 @@ export async function deleteBatch(sql: Sql, accountId: number, id: number): Prom
     if (batch.status === 'pending' || batch.status === 'running') {
       throw new AppError(
         'INVALID_STATUS',
-        `Batch ${id} is ${batch.status}; only completed or failed batches can be deleted`,
+        `Batch ${id} is ${batch.status}; only completed, failed or canceled batches can be deleted`,
       )
     }
     const { temporaryAudienceId } = await deleteBatchRow(tx, id)
     if (temporaryAudienceId !== null) await deleteAudiences(tx, [temporaryAudienceId])
+  })
+}
+
+/**
+ * POST /batches/{id}/cancel and the batch page's Cancel: stops a pending or running batch (see
+ * cancelBatchRows), locked meanwhile, so that its expansion moves nothing more.
+ */
+export async function cancelBatch(sql: Sql, accountId: number, id: number): Promise<Batch> {
+  return sql.begin(async (tx) => {
+    const { status } = asBatch(await ownBatch(tx, accountId, id, true))
+    if (!isBatchCancelable(status)) {
+      throw new AppError(
+        'BATCH_NOT_CANCELABLE',
+        `Batch ${id} is ${status}; only a pending or running batch can be canceled`,
+        { details: { status } },
+      )
+    }
+    await cancelBatchRows(tx, id)
+    return asBatch(await ownBatch(tx, accountId, id))
   })
 }
 

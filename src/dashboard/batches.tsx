@@ -127,7 +127,7 @@ function BatchTable(props: { batches: Batch[] }) {
 }
 
 function BatchStatus(props: { status: Batch['status'] }) {
-  const tone = { completed: 'good', failed: 'bad', running: 'warn', pending: '' }[props.status]
+  const tone = { completed: 'good', failed: 'bad', running: 'warn', pending: '', canceled: '' }[props.status]
   return <mark class={`tag ${tone}`}>{props.status}</mark>
 }
 

@@ -1,4 +1,4 @@
-import type { AttemptKind, HistoryEvent, OutboxDetail } from '../db/outbox-types.ts'
+import type { AttemptKind, HistoryEvent, OutboxDetail, Tag } from '../db/outbox-types.ts'
 import { HtmlPreview } from './html-preview.tsx'
 import { Table, When } from './layout.tsx'
 
@@ -7,7 +7,8 @@ import { Table, When } from './layout.tsx'
 export const OUTBOX_PATH = '/dashboard/outbox'
 
 export function StatusTag(props: { status: string }) {
-  const tone = { sent: 'good', failed: 'bad', queued: 'warn', sending: 'warn' }[props.status] ?? ''
+  const tone =
+    { sent: 'good', failed: 'bad', queued: 'warn', sending: 'warn', scheduled: 'warn' }[props.status] ?? ''
   return <mark class={`tag ${tone}`}>{props.status}</mark>
 }
 
@@ -51,6 +52,14 @@ export function RecordPage(props: { record: OutboxDetail }) {
             </dd>
           </>
         ) : null}
+        {r.tags.length ? (
+          <>
+            <dt>Tags</dt>
+            <dd>
+              <TagList tags={r.tags} />
+            </dd>
+          </>
+        ) : null}
         <dt>Attempts</dt>
         <dd>{r.attempts}</dd>
         {r.error ? (
@@ -91,6 +100,23 @@ export function RecordPage(props: { record: OutboxDetail }) {
   )
 }
 
+/** Each tag as `name:value`, a link to the outbox's messages that carry it. */
+function TagList(props: { tags: Tag[] }) {
+  return (
+    <ul class="tag-list">
+      {props.tags.map(({ name, value }) => (
+        <li class="tag-list-item">
+          <a class="wrap" href={`${OUTBOX_PATH}?${new URLSearchParams({ tag: `${name}:${value}` })}`}>
+            <code>
+              {name}:{value}
+            </code>
+          </a>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
 const RECIPIENT_TONES = { accepted: 'good', refused: 'bad', deferred: 'warn' } as const
 
 /** Each recipient with what the server last said for it (accepted, refused, deferred). */
@@ -101,7 +127,8 @@ function Recipients(props: { record: OutboxDetail }) {
       <h2>Recipients</h2>
       {recipients === null ? (
         <p class="muted">
-          {props.record.status === 'queued' && props.record.attempts === 0
+          {(props.record.status === 'queued' || props.record.status === 'scheduled') &&
+          props.record.attempts === 0
             ? 'Not tried yet.'
             : 'The server’s answer for each recipient was not recorded for this message.'}
         </p>
@@ -132,6 +159,8 @@ const DEFERRALS: Partial<Record<AttemptKind, string>> = {
 /** An event of the history, named for a person. */
 function eventName(event: HistoryEvent): string {
   switch (event.type) {
+    case 'scheduled':
+      return 'Scheduled'
     case 'queued':
       return 'Queued'
     case 'submitted':
@@ -146,6 +175,8 @@ function eventName(event: HistoryEvent): string {
       return 'Failed'
     case 'retried':
       return event.by === 'operator' ? 'Retried by the operator' : 'Retried from the batch page'
+    case 'canceled':
+      return 'Canceled'
   }
 }
 

@@ -21,7 +21,12 @@ export interface BatchRow {
   total_count: number
   sent_count: number
   failed_count: number
+  /** Its records canceled one by one, or with the batch. */
+  canceled_count: number
   started: boolean
+  /** When it was scheduled for (API shape); null when it was not. */
+  scheduled_at: string | null
+  canceled: boolean
   created_at: string
   updated_at: string
 }
@@ -63,9 +68,15 @@ export async function storeBatchRecipients(tx: Db, batchId: number, members: Fra
   return row?.stored ?? 0
 }
 
+/** Notes when the batch is scheduled for (its expansion is asked for then, see setBatchRecipients). */
+export async function setBatchSchedule(tx: Db, batchId: number, at: Date): Promise<void> {
+  await tx`update batches set scheduled_at = ${at} where id = ${batchId}`
+}
+
 /**
  * The batch's recipients once they are stored: how many, the temporary audience behind them, and
- * what their records are made with; and the expansion that moves them into the outbox is asked for.
+ * what their records are made with; and the expansion that moves them into the outbox is asked
+ * for, `delayMs` from now (a scheduled batch's).
  */
 export async function setBatchRecipients(
   tx: Db,
@@ -79,6 +90,7 @@ export async function setBatchRecipients(
     /** The audience whose unsubscribe links the records carry; null for none. */
     unsubscribeAudienceId: number | null
   },
+  delayMs = 0,
 ): Promise<void> {
   await tx`
     with batch as (
@@ -87,7 +99,7 @@ export async function setBatchRecipients(
         from_address = ${recipients.from}, request_id = ${recipients.requestId},
         unsubscribe_audience_id = ${recipients.unsubscribeAudienceId}
       where id = ${batchId}
-    ), run as (${expansionRunRequest(tx, tx`select ${batchId}::int as batch_id`)})
+    ), run as (${expansionRunRequest(tx, tx`select ${batchId}::int as batch_id`, delayMs)})
     select count(*) from run`
 }
 
@@ -95,6 +107,8 @@ export async function setBatchRecipients(
 export interface ExpansionState extends ExpandingBatch {
   unsubscribeAudienceId: number | null
   queued: number
+  /** Until it is due (a scheduled batch); 0 or less once it is. */
+  dueInMs: number
 }
 
 /**
@@ -106,7 +120,8 @@ export async function lockExpandingBatch(tx: Db, batchId: number): Promise<Expan
   const [row] = await tx<ExpansionState[]>`
     select b.id, b.account_id as "accountId", b.connection_id as "connectionId", b.from_address as "from",
       b.content_id as "contentId", b.request_id as "requestId", b.unsubscribe_audience_id as "unsubscribeAudienceId",
-      (select count(*) from outbox o where o.batch_id = b.id and o.status = 'queued')::int as queued
+      (select count(*) from outbox o where o.batch_id = b.id and o.status = 'queued')::int as queued,
+      coalesce(ceil(extract(epoch from b.scheduled_at - mailroom_now()) * 1000), 0)::float8 as "dueInMs"
     from batches b
     where b.id = ${batchId} and exists (select 1 from batch_recipients r where r.batch_id = b.id)
     for update of b`
@@ -161,7 +176,8 @@ export async function purgeUnreadContents(db: Db): Promise<number> {
 
 /** Batches (alias `b`) with their counts from their recipients' records. */
 const BATCHES = (db: Db) => db`
-  select b.id, b.account_id, b.connection_id, b.name, b.total_count, r.sent_count, r.failed_count, r.started,
+  select b.id, b.account_id, b.connection_id, b.name, b.total_count, r.sent_count, r.failed_count,
+    r.canceled_count, r.started, api_timestamp(b.scheduled_at) as scheduled_at, b.canceled_at is not null as canceled,
     api_timestamp(b.created_at) as created_at,
     api_timestamp(greatest(b.updated_at, r.last_change)) as updated_at
   from batches b cross join lateral (${batchProgress(db, db`b.id`)}) r`
@@ -284,13 +300,14 @@ export async function moveBatchRecipients(
 }
 
 /**
- * What the records of the batch `batchId` (an SQL expression) say of it, as a subquery: its sent
- * and failed counts, whether a worker has taken any of its messages, and their last change.
+ * What the records of the batch `batchId` (an SQL expression) say of it, as a subquery: its sent,
+ * failed and canceled counts, whether a worker has taken any of its messages, and their last change.
  */
 function batchProgress(db: Db, batchId: Fragment): Fragment {
   return db`
     select count(*) filter (where status = 'sent')::int as sent_count,
            count(*) filter (where status = 'failed')::int as failed_count,
+           count(*) filter (where status = 'canceled')::int as canceled_count,
            coalesce(bool_or(status <> 'queued' or attempts > 0), false) as started,
            max(updated_at) as last_change
     from outbox where batch_id = ${batchId}`

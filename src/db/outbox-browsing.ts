@@ -1,4 +1,4 @@
-import { OUTBOX_COLUMNS } from './outbox-records.ts'
+import { OUTBOX_COLUMNS, READ_STATUS } from './outbox-records.ts'
 import type { DayActivity, OutboxDetail, OutboxFilter, OutboxRecord, StoredRecord } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 
@@ -18,7 +18,7 @@ function containing(text: string): string {
 
 function conditions(db: Db, filter: OutboxFilter): Fragment[] {
   const parts: Fragment[] = []
-  if (filter.status) parts.push(db`status = ${filter.status}`)
+  if (filter.status) parts.push(db`${READ_STATUS(db, db`outbox`)} = ${filter.status}`)
   if (filter.connectionId !== undefined) parts.push(db`connection_id = ${filter.connectionId}`)
   if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
   if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)
@@ -53,16 +53,22 @@ export function outboxPage(
 }
 
 /**
- * The history of record `o`, oldest first, read from what is kept anyway: its creation, its
- * attempts, the failures retries undid with the retries, and its own failure. Events of one
- * instant keep that order (an attempt before the failure it caused).
+ * The history of record `o`, oldest first, read from what is kept anyway: its creation (and, when
+ * scheduled, the moment it fell due), its attempts, the failures retries undid with the retries,
+ * and its own failure or cancellation. Events of one instant keep that order (an attempt before
+ * the failure it caused).
  */
 function history(db: Db) {
   return db`
     coalesce((
       select json_agg(e.event order by e.t, e.seq, e.n) from (
         select o.created_at as t, 0 as seq, 0::bigint as n, json_build_object(
-          'type', case when o.sent_now then 'submitted' else 'queued' end, 'at', api_timestamp(o.created_at)) as event
+          'type', case when o.sent_now then 'submitted' when o.scheduled_at is not null then 'scheduled' else 'queued' end,
+          'at', api_timestamp(o.created_at)) as event
+        union all
+        -- A scheduled email joins the queue at its time, unless it was canceled before.
+        select o.scheduled_at, 0, 1, json_build_object('type', 'queued', 'at', api_timestamp(o.scheduled_at))
+        where o.scheduled_at <= mailroom_now() and (o.status <> 'canceled' or o.updated_at >= o.scheduled_at)
         union all
         select a.at, 1, a.id, json_build_object(
           'type', case a.outcome when 'delivered' then 'sent' when 'refused' then 'refused' else 'deferred' end,
@@ -78,6 +84,9 @@ function history(db: Db) {
         union all
         select o.updated_at, 2, 0, json_build_object('type', 'failed', 'at', api_timestamp(o.updated_at), 'reason', o.error)
         where o.status = 'failed'
+        union all
+        select o.updated_at, 2, 0, json_build_object('type', 'canceled', 'at', api_timestamp(o.updated_at))
+        where o.status = 'canceled'
       ) e), '[]')`
 }
 
@@ -88,12 +97,12 @@ export async function outboxRecordDetail(
   id: number,
 ): Promise<StoredRecord<OutboxDetail> | undefined> {
   const [row] = await db<StoredRecord<OutboxDetail>[]>`
-    select o.id, o.account_id, o.status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
+    select o.id, o.account_id, ${READ_STATUS(db, db`o`)} as status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
       o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
       c.from_address as connection_from, o.batch_id, b.name as batch_name,
       case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
       api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
-      api_timestamp(o.sent_at) as sent_at, o.text_body, o.html_body, o.recipients, o.payload, o.tags,
+      api_timestamp(o.sent_at) as sent_at, api_timestamp(o.scheduled_at) as scheduled_at, o.text_body, o.html_body, o.recipients, o.payload, o.tags,
       (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
        from batch_contents bc where bc.id = o.content_id) as content,
       ${history(db)} as history

@@ -21,13 +21,20 @@ import { BATCH_CONTENT_KEY, eventsRecorded, isoTime, recordedEvents } from './we
 /** An attempt in flight longer than this is taken for dead (well beyond every SMTP timeout). */
 export const ATTEMPT_LEASE_SECONDS = 300
 
+/**
+ * The status a record reads as: a queued record whose scheduled time is ahead is `scheduled` (the
+ * claim leaves it alone until then, so no statement has to move it when it falls due).
+ */
+export const READ_STATUS = (db: Db, o: Fragment) =>
+  db`case when ${o}.status = 'queued' and ${o}.scheduled_at > mailroom_now() then 'scheduled' else ${o}.status end`
+
 /** A record as OutboxRecord names its columns. */
 export const OUTBOX_COLUMNS = (db: Db) => db`
-  id, account_id, connection_id, status, from_address as "from", to_addresses as "to",
+  id, account_id, connection_id, ${READ_STATUS(db, db`outbox`)} as status, from_address as "from", to_addresses as "to",
   cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, recipients, attempts,
   case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
-  api_timestamp(sent_at) as sent_at, batch_id, tags`
+  api_timestamp(sent_at) as sent_at, batch_id, tags, api_timestamp(scheduled_at) as scheduled_at`
 
 /** A message as the outbox's columns name it, for a statement to read from JSON. */
 export function messageColumns(m: Omit<OutboxMessage, 'accountId' | 'connectionId'> & MessageBodies) {
@@ -137,7 +144,8 @@ function emailEventData(db: Db): Fragment {
 
 /** The event type of an outbox row's new status (alias `r`). */
 function emailEventType(db: Db): Fragment {
-  return db`case r.status when 'queued' then 'email.deferred' when 'sent' then 'email.sent' else 'email.failed' end`
+  return db`case r.status when 'queued' then 'email.deferred' when 'sent' then 'email.sent'
+    when 'canceled' then 'email.canceled' else 'email.failed' end`
 }
 
 /**
@@ -192,11 +200,11 @@ export async function settleInterrupted(
 /** Said of mail whose connection was deleted while it waited (docs/decisions.md, "Connection selection"). */
 export const CONNECTION_DELETED = 'connection deleted'
 
-/** Sent and failed records past their plan's retention, except those of a batch that still exists. */
+/** Sent, failed and canceled records past their plan's retention, except those of a batch that still exists. */
 export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): Promise<number> {
   const gone = await db`
     delete from outbox o using accounts a
-    where a.id = o.account_id and o.status in ('sent', 'failed') and o.batch_id is null
+    where a.id = o.account_id and o.status in ('sent', 'failed', 'canceled') and o.batch_id is null
       and o.created_at < mailroom_now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)`
   return gone.count
 }

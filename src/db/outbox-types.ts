@@ -8,7 +8,8 @@ import type { UnitsWhere } from './usage.ts'
  * so that the domain and the pages import them from here and nothing imports them through another.
  */
 
-export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'failed'
+/** `scheduled` is a queued record whose scheduled time is still ahead: it is read, not stored. */
+export type OutboxStatus = 'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'canceled'
 
 /** A record as every listing reads it: the API's, the dashboard's and the operator's. */
 export interface OutboxRecord {
@@ -29,6 +30,8 @@ export interface OutboxRecord {
   attempts: number
   /** When a queued message is tried next (UTC, API shape); null unless queued. */
   next_attempt_at: string | null
+  /** When it was scheduled for (UTC, API shape); null when it was not. */
+  scheduled_at: string | null
   created_at: string
   updated_at: string
   sent_at: string | null
@@ -165,8 +168,11 @@ export interface AttemptEvent {
 
 /** One event of a record's history: its creation, each attempt, its failure, a retry by hand. */
 export type HistoryEvent =
-  /** Queued for the worker, or submitted to POST /send, which tries it at once. */
-  | { type: 'queued' | 'submitted'; at: string }
+  /**
+   * Queued for the worker (a scheduled email when it fell due), submitted to POST /send (which
+   * tries it at once), accepted for later, or canceled.
+   */
+  | { type: 'queued' | 'submitted' | 'scheduled' | 'canceled'; at: string }
   | AttemptEvent
   | { type: 'failed'; at: string; reason: string | null }
   | { type: 'retried'; at: string; by: RetriedBy }

@@ -38,6 +38,8 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   attachmentContents?: Buffer[]
   /** Its tags ([] when left out). */
   tags?: Tag[]
+  /** When it is due (a scheduled send); now when left out. */
+  scheduledAt?: Date | undefined
   /**
    * The API request that queued it (null: none), when that is not the one being served: a round
    * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
@@ -52,10 +54,10 @@ export interface Queued {
 }
 
 /**
- * Puts messages for one connection in the queue, due now, and asks for a run of its queue, in
- * one statement whatever their number. Each keeps the id of the API request that queued it
- * (its own, or the one being served), so that the worker logs about it under that id. Returns
- * their outbox ids, in order, and when they were queued.
+ * Puts messages for one connection in the queue, due now (or at their scheduled time), and asks
+ * for a run of its queue, in one statement whatever their number. Each keeps the id of the API
+ * request that queued it (its own, or the one being served), so that the worker logs about it
+ * under that id. Returns their outbox ids, in order, and when they were queued.
  */
 export async function enqueueMessages(
   db: Db,
@@ -93,6 +95,7 @@ export async function enqueueRechecked(
     contents: m.attachmentContents?.map((content) => content.toString('base64')) ?? null,
     request_id: m.requestId === undefined ? served : m.requestId,
     recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
+    scheduled_at: m.scheduledAt?.toISOString() ?? null,
   }))
   const holds = recheckHolds(db, db`m.recheck`, db`m.account_id`, db`${connectionId}::int`)
   const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
@@ -101,17 +104,19 @@ export async function enqueueRechecked(
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
-             request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb))
+             request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb,
+             scheduled_at timestamptz))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
                                 text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
-                                headers, attachments, contents, tags, n)
+                                headers, attachments, contents, tags, scheduled_at, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-                          next_attempt_at, request_id, headers, attachments, tags)
+                          next_attempt_at, request_id, headers, attachments, tags, scheduled_at)
+      -- A scheduled message is simply not due before its time: the claim leaves it until then.
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-             mailroom_now(), request_id, headers, attachments, tags
+             coalesce(scheduled_at, mailroom_now()), request_id, headers, attachments, tags, scheduled_at
       from asked where holds
       order by n
       returning id, created_at as queued_at, message_id
@@ -207,7 +212,9 @@ export async function claimDue(
       from (select id from due order by next_attempt_at, id limit (select granted from units)) chosen, units u
       where o.id = chosen.id and u.refused is null
       returning o.id, o.attempts, o.failures, o.deferrals,
-        extract(epoch from mailroom_now() - o.created_at)::float8 * 1000 as age_ms, o.recipients,
+        -- A scheduled message's time in the queue starts when it is due.
+        extract(epoch from mailroom_now() - coalesce(o.scheduled_at, o.created_at))::float8 * 1000 as age_ms,
+        o.recipients,
         o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
         o.content_id, o.payload, o.request_id, o.unsubscribe_url, o.usage_day::text, o.quota_window,
         o.next_attempt_at, ${claimedFields(db)}
@@ -303,12 +310,14 @@ async function failQueued(tx: Db, connectionId: number, error: Fragment, only: F
 
 /**
  * The connection's queued mail is due now, whatever back-off each message was waiting out: a
- * pause that ends lets all of it go (pacing and the other limits still meter it).
+ * pause that ends lets all of it go (pacing and the other limits still meter it). Scheduled mail
+ * still waits for its time.
  */
 export async function queuedDueNow(db: Db, connectionId: number): Promise<void> {
   await db`
     update outbox set next_attempt_at = mailroom_now()
-    where connection_id = ${connectionId} and status = 'queued' and next_attempt_at > mailroom_now()`
+    where connection_id = ${connectionId} and status = 'queued' and next_attempt_at > mailroom_now()
+      and not coalesce(scheduled_at > mailroom_now(), false)`
 }
 
 /** What decides when the connection's queue runs next. */

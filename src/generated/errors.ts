@@ -74,6 +74,12 @@ export const ERROR_CATALOG = {
   OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** No route for the method and path. */
   NOT_FOUND: { status: 404, body: 'standard', api: true },
+  /** Canceling an email that is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status. */
+  EMAIL_NOT_CANCELABLE: { status: 409, body: 'standard', api: true },
+  /** Moving an email that is not `scheduled`; `details.status` is its status. */
+  EMAIL_NOT_SCHEDULED: { status: 409, body: 'standard', api: true },
+  /** Canceling a batch that is neither `pending` nor `running`; `details.status` is its status. */
+  BATCH_NOT_CANCELABLE: { status: 409, body: 'standard', api: true },
   /** The body is larger than the size limit (10 MiB by default). */
   PAYLOAD_TOO_LARGE: { status: 413, body: 'standard', api: true },
   /** Connection pacing, or the provider pushed back (`details.retryAfter`). */

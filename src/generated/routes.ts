@@ -187,6 +187,15 @@ export const TagsSchema = z
   })
   .openapi('Tags')
 
+export const ScheduledAtSchema = z.iso
+  .datetime({ offset: true })
+  .openapi({
+    description:
+      'Since version 1.2.0; `/enqueue` and batches only (`/send` refuses it). When to send: an RFC 3339 date-time with an offset (`Z` or `±hh:mm`), not in the past and at most 30 days ahead; otherwise the validation body at `["scheduled_at"]`.',
+    example: '2025-01-20T09:00:00+01:00',
+  })
+  .openapi('ScheduledAt')
+
 export const EmailRequestSchema = z
   .object({
     from: EmailAddressSchema.optional(),
@@ -223,6 +232,7 @@ export const EmailRequestSchema = z
     headers: ExtraHeadersSchema.optional(),
     attachments: AttachmentsSchema.optional(),
     tags: TagsSchema.optional(),
+    scheduled_at: ScheduledAtSchema.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.text_body === undefined && v.html_body === undefined)
@@ -237,6 +247,11 @@ export const EmailRequestSchema = z
       'One email for `POST /send` or `POST /enqueue`. At least one of `text_body` and `html_body` is required (sending both is recommended). Unknown fields are ignored.',
   })
   .openapi('EmailRequest')
+
+export const EmailUpdateRequestSchema = z
+  .object({ scheduled_at: ScheduledAtSchema })
+  .openapi({ description: 'Body of `PATCH /emails/{id}`. Unknown fields are ignored.' })
+  .openapi('EmailUpdateRequest')
 
 export const RefusedRecipientSchema = z
   .object({
@@ -321,6 +336,14 @@ export const EnqueueResponseSchema = z
         description: 'When the email was queued, ISO 8601 with milliseconds and `Z`.',
         example: '2025-01-15T09:30:00.123Z',
       }),
+    scheduledAt: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({
+        description:
+          'Since version 1.2.0. When a scheduled email is due, ISO 8601 with milliseconds and `Z`; `null` when it was due at once.',
+        example: null,
+      }),
   })
   .openapi({ description: 'Result of `POST /enqueue`.' })
   .openapi('EnqueueResponse')
@@ -349,7 +372,17 @@ export const EmailRecipientOutcomeSchema = z
 export const EmailEventSchema = z
   .object({
     type: z
-      .enum(['queued', 'submitted', 'sent', 'deferred', 'refused', 'failed', 'retried'])
+      .enum([
+        'scheduled',
+        'queued',
+        'submitted',
+        'sent',
+        'deferred',
+        'refused',
+        'failed',
+        'retried',
+        'canceled',
+      ])
       .openapi({ example: 'deferred' }),
     at: TimestampSchema,
     attempt: z.int().optional().openapi({ example: 1 }),
@@ -364,7 +397,7 @@ export const EmailEventSchema = z
   })
   .openapi({
     description:
-      "One event of an email's history. `type` says which fields are present:\n- `queued` (queued for the worker: `/enqueue`, a batch, a form) or `submitted` (to\n  `/send`, which tries at once): `at` only.\n- `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,\n  `reply` (the server's reply, or why there was none) and `recipients` (each tried\n  recipient's outcome). `sent`: the server took the message (for some recipients at\n  least); `deferred`: it took it for none but may later (`outcome` `deferred`: the\n  recipients were refused for now; `pushback`: the provider asked to slow down;\n  `unreachable`: no session could be had); `refused`: it refused every recipient for good.\n- `failed`: the email ended failed; `reason` says why.\n- `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the\n  account's owner) or `operator` (the operator command).\n",
+      "One event of an email's history. `type` says which fields are present:\n- `queued` (queued for the worker: `/enqueue`, a batch, a form, or a scheduled email\n  falling due) or `submitted` (to `/send`, which tries at once): `at` only.\n- `scheduled` (accepted for later, the first event of a scheduled email) and `canceled`:\n  `at` only.\n- `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,\n  `reply` (the server's reply, or why there was none) and `recipients` (each tried\n  recipient's outcome). `sent`: the server took the message (for some recipients at\n  least); `deferred`: it took it for none but may later (`outcome` `deferred`: the\n  recipients were refused for now; `pushback`: the provider asked to slow down;\n  `unreachable`: no session could be had); `refused`: it refused every recipient for good.\n- `failed`: the email ended failed; `reason` says why.\n- `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the\n  account's owner) or `operator` (the operator command).\n",
   })
   .openapi('EmailEvent')
 
@@ -372,10 +405,10 @@ export const EmailSchema = z
   .object({
     id: z.int().openapi({ example: 1339 }),
     status: z
-      .enum(['queued', 'sending', 'sent', 'failed'])
+      .enum(['scheduled', 'queued', 'sending', 'sent', 'failed', 'canceled'])
       .openapi({
         description:
-          '`queued` (waiting for the worker), `sending` (an attempt is under way), `sent` (every recipient got it) or `failed` (ended without reaching every recipient).',
+          '`scheduled` (waiting for its `scheduled_at`), `queued` (waiting for the worker), `sending` (an attempt is under way), `sent` (every recipient got it), `failed` (ended without reaching every recipient) or `canceled` (canceled before any attempt).',
         example: 'sent',
       }),
     from: z
@@ -435,7 +468,15 @@ export const EmailSchema = z
       .nullable()
       .openapi({
         description:
-          'While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.',
+          'While `scheduled` or `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.',
+        example: null,
+      }),
+    scheduled_at: z
+      .string()
+      .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
+      .nullable()
+      .openapi({
+        description: 'Since version 1.2.0. When it was scheduled for; `null` when it was not.',
         example: null,
       }),
     tags: z
@@ -604,6 +645,7 @@ export const BatchRequestSchema = z
     headers: ExtraHeadersSchema.optional(),
     attachments: AttachmentsSchema.optional(),
     tags: TagsSchema.optional(),
+    scheduled_at: ScheduledAtSchema.optional(),
   })
   .openapi({
     description:
@@ -638,10 +680,10 @@ export const BatchSchema = z
     id: z.int().openapi({ example: 42 }),
     name: z.string().openapi({ example: 'January newsletter' }),
     status: z
-      .enum(['pending', 'running', 'completed', 'failed'])
+      .enum(['pending', 'running', 'completed', 'failed', 'canceled'])
       .openapi({
         description:
-          '`pending` on creation; `running` once a worker starts it; then `completed` if at least one recipient was sent, otherwise `failed`.',
+          '`pending` on creation (and until its `scheduled_at`); `running` once a worker starts it; then `completed` if at least one recipient was sent, otherwise `failed`; `canceled` once canceled.',
         example: 'running',
       }),
     total_count: z.int().openapi({ example: 200 }),
@@ -651,7 +693,19 @@ export const BatchSchema = z
       .int()
       .min(0)
       .max(100)
-      .openapi({ description: 'Percentage (0 to 100) of recipients handled (sent or failed).', example: 61 }),
+      .openapi({
+        description:
+          'Percentage (0 to 100) of recipients handled (sent, failed or canceled); 100 once the batch is canceled.',
+        example: 61,
+      }),
+    scheduled_at: z
+      .string()
+      .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
+      .nullable()
+      .openapi({
+        description: 'Since version 1.2.0. When it was scheduled for; `null` when it was not.',
+        example: null,
+      }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
   })
@@ -970,14 +1024,16 @@ export const WebhookEventTypeSchema = z
     'email.sent',
     'email.failed',
     'email.deferred',
+    'email.canceled',
     'batch.completed',
     'batch.failed',
+    'batch.canceled',
     'audience.member_added',
     'form.submitted',
   ])
   .openapi({
     description:
-      "`email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).",
+      "`email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `email.canceled` and `batch.canceled` (canceled through the API or the dashboard), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).",
     example: 'email.sent',
   })
   .openapi('WebhookEventType')
@@ -1137,7 +1193,9 @@ export const WebhookEmailDataSchema = z
     cc: z.array(z.string()),
     bcc: z.array(z.string()),
     subject: z.string(),
-    status: z.enum(['sent', 'failed', 'queued']).openapi({ description: '`queued` on `email.deferred`.' }),
+    status: z
+      .enum(['sent', 'failed', 'queued', 'canceled'])
+      .openapi({ description: '`queued` on `email.deferred`, `canceled` on `email.canceled`.' }),
     attempts: z.int(),
     error: z.string().nullable(),
     recipients: z.array(WebhookRecipientSchema),
@@ -1158,7 +1216,7 @@ export const WebhookBatchDataSchema = z
   .object({
     batch_id: z.int(),
     name: z.string(),
-    status: z.enum(['completed', 'failed']),
+    status: z.enum(['completed', 'failed', 'canceled']),
     total_count: z.int(),
     sent_count: z.int(),
     failed_count: z.int(),
@@ -1193,7 +1251,7 @@ export const WebhookFormDataSchema = z
 
 export const WebhookEmailEventSchema = z
   .object({
-    type: z.enum(['email.sent', 'email.failed', 'email.deferred']),
+    type: z.enum(['email.sent', 'email.failed', 'email.deferred', 'email.canceled']),
     timestamp: z.iso
       .datetime({ offset: true })
       .openapi({ description: 'When the event happened (ISO 8601, UTC).' }),
@@ -1204,7 +1262,7 @@ export const WebhookEmailEventSchema = z
 
 export const WebhookBatchEventSchema = z
   .object({
-    type: z.enum(['batch.completed', 'batch.failed']),
+    type: z.enum(['batch.completed', 'batch.failed', 'batch.canceled']),
     timestamp: z.iso.datetime({ offset: true }),
     data: WebhookBatchDataSchema,
   })
@@ -1257,6 +1315,14 @@ export const ErrorDetailsSchema = z
           'Pro feature refused on the Free plan (`FEATURE_NOT_AVAILABLE`): `async_sending`, `batch_sending` or `audiences`.',
         example: 'audiences',
       }),
+    status: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          'The current status of the email or batch that could not be changed (`EMAIL_NOT_CANCELABLE`, `EMAIL_NOT_SCHEDULED`, `BATCH_NOT_CANCELABLE`).',
+        example: 'sent',
+      }),
   })
   .openapi({ description: 'Optional machine-readable details of a standard error.' })
   .openapi('ErrorDetails')
@@ -1279,6 +1345,9 @@ export const StandardErrorSchema = z
         'BATCH_NOT_FOUND',
         'RESOURCE_NOT_FOUND',
         'OUTBOX_RECORD_NOT_FOUND',
+        'EMAIL_NOT_CANCELABLE',
+        'EMAIL_NOT_SCHEDULED',
+        'BATCH_NOT_CANCELABLE',
         'INVALID_WEBHOOK_URL',
         'WEBHOOK_LIMIT_REACHED',
         'WEBHOOK_NOT_FOUND',
@@ -1374,7 +1443,7 @@ export const sendEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Send an email now',
   description:
-    "Sends one email and waits until the SMTP server of the selected connection accepts it.\nCounts toward the plan's daily limit (Free: 100 per day) and the connection's quota; one\nmessage counts once whatever its number of recipients.\n\n- At most **10 recipients** in total across `to`, `cc` and `bcc`\n  (`400 TOO_MANY_RECIPIENTS`).\n- Placeholders such as `{{name}}` are sent literally.\n- Order of checks: authentication → `TOO_MANY_RECIPIENTS` (counted on the body as sent,\n  before any address is checked, so that a long list costs no validation) → body validation →\n  idempotency → connection selection → plan daily limit (`DAILY_LIMIT_REACHED`) →\n  connection quota (`QUOTA_EXCEEDED`) → pacing (`RATE_LIMITED`) → SMTP.\n- Connection selection: a scoped key wins, then `from`, then the default connection.\n  A disabled connection gives `403 CONNECTION_NOT_FOUND`; a paused default or scoped\n  connection gives `403 CONNECTION_PAUSED` (a paused connection named by `from` gives\n  `403 CONNECTION_NOT_FOUND`).\n- Provider push-back (SMTP 421/450/451/452/454, 4.7.x \"too many\", provider quota\n  replies) answers `429 RATE_LIMITED`. Other SMTP rejections or an unreachable server\n  answer `500 INTERNAL_ERROR` with the server's reason in `message`; nothing was sent\n  and no quota was used.\n\nUse the optional `Idempotency-Key` header to make retries safe (see the parameter).\n",
+    'Sends one email and waits until the SMTP server of the selected connection accepts it.\nCounts toward the plan\'s daily limit (Free: 100 per day) and the connection\'s quota; one\nmessage counts once whatever its number of recipients.\n\n- At most **10 recipients** in total across `to`, `cc` and `bcc`\n  (`400 TOO_MANY_RECIPIENTS`).\n- Placeholders such as `{{name}}` are sent literally.\n- Order of checks: authentication → `TOO_MANY_RECIPIENTS` (counted on the body as sent,\n  before any address is checked, so that a long list costs no validation) → body validation →\n  idempotency → connection selection → plan daily limit (`DAILY_LIMIT_REACHED`) →\n  connection quota (`QUOTA_EXCEEDED`) → pacing (`RATE_LIMITED`) → SMTP.\n- Connection selection: a scoped key wins, then `from`, then the default connection.\n  A disabled connection gives `403 CONNECTION_NOT_FOUND`; a paused default or scoped\n  connection gives `403 CONNECTION_PAUSED` (a paused connection named by `from` gives\n  `403 CONNECTION_NOT_FOUND`).\n- Provider push-back (SMTP 421/450/451/452/454, 4.7.x "too many", provider quota\n  replies) answers `429 RATE_LIMITED`. Other SMTP rejections or an unreachable server\n  answer `500 INTERNAL_ERROR` with the server\'s reason in `message`; nothing was sent\n  and no quota was used.\n\nUse the optional `Idempotency-Key` header to make retries safe (see the parameter).\n\n`scheduled_at` is refused here with the validation body at `["scheduled_at"]`: `/send`\nsends now; a send for later goes through `/enqueue` (since version 1.2.0).\n',
   request: { body: { content: { 'application/json': { schema: EmailRequestSchema } }, required: true } },
   responses: {
     200: {
@@ -1435,7 +1504,7 @@ export const enqueueEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Queue an email (Pro)',
   description:
-    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it by `outboxId` with\n`GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n',
+    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it by `outboxId` with\n`GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n\n**Scheduling** (since version 1.2.0): with `scheduled_at` the email is `scheduled` until\nthat time, then joins the queue; it takes its quota units only when it is sent. Until\nthen `PATCH /emails/{id}` moves it and `POST /emails/{id}/cancel` cancels it. The answer\ngives `scheduledAt` beside `queuedAt` (`null` for an email due now).\n',
   request: { body: { content: { 'application/json': { schema: EmailRequestSchema } }, required: true } },
   responses: {
     200: {
@@ -1499,11 +1568,12 @@ export const listEmailsRoute = createRoute({
   request: {
     query: z.object({
       status: z
-        .enum(['queued', 'sending', 'sent', 'failed'])
+        .enum(['scheduled', 'queued', 'sending', 'sent', 'failed', 'canceled'])
         .optional()
         .openapi({
           param: {
-            description: 'Only emails in this status. Another value gives `400` with the validation body.',
+            description:
+              'Only emails in this status (`scheduled` and `canceled` since version 1.2.0). Another value gives `400` with the validation body.',
           },
         }),
       batch_id: z
@@ -1625,7 +1695,7 @@ export const getEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Get an email with its history',
   description:
-    "Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer\n(or any ID from `GET /emails`). Available on all plans.\n\n`status` is `queued` (waiting for the worker: new, or tried again later after a\ndeferral), `sending` (an attempt is under way), `sent` (every recipient got it) or\n`failed` (it ended without reaching every recipient; `last_error` says why).\n`recipients` says what the SMTP server last answered for each recipient (`pending`\nbefore the first attempt).\n\n`history` lists every event, oldest first: `queued` or `submitted` (to `/send`, which\ntries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply\nand each recipient's outcome), `failed` with the reason, and `retried` when failed\nrecipients of a batch were queued again by hand (on the dashboard or by the operator).\nAnother account's email answers `404` like one that does not exist.\n",
+    "Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer\n(or any ID from `GET /emails`). Available on all plans.\n\n`status` is `scheduled` (waiting for its `scheduled_at`), `queued` (waiting for the\nworker: new, due, or tried again later after a deferral), `sending` (an attempt is under\nway), `sent` (every recipient got it), `failed` (it ended without reaching every\nrecipient; `last_error` says why) or `canceled` (canceled before any attempt; never sent).\n`recipients` says what the SMTP server last answered for each recipient (`pending`\nbefore the first attempt).\n\n`history` lists every event, oldest first: `scheduled` (then `queued` when it fell due),\n`queued` or `submitted` (to `/send`, which tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply\nand each recipient's outcome), `failed` with the reason, and `retried` when failed\nrecipients of a batch were queued again by hand (on the dashboard or by the operator),\nand `canceled`. Another account's email answers `404` like one that does not exist.\n",
   request: {
     params: z.object({
       id: z
@@ -1669,6 +1739,126 @@ export const getEmailRoute = createRoute({
   },
 })
 
+export const updateEmailRoute = createRoute({
+  method: 'patch',
+  path: '/emails/{id}',
+  operationId: 'updateEmail',
+  tags: ['Email'],
+  summary: 'Move a scheduled email',
+  description:
+    "Since version 1.2.0. Moves a `scheduled` email to another `scheduled_at`, under the same\nrules as on `/enqueue` (an RFC 3339 date-time with an offset, not in the past, at most 30\ndays ahead; otherwise the validation body). Answers the email as `GET /emails/{id}` does.\nAn email that is not `scheduled` (due already, sent, canceled...) answers\n`409 EMAIL_NOT_SCHEDULED` with its status in `details.status`; another account's email\nanswers `404`.\n",
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .openapi({
+          type: 'integer',
+          param: {
+            description:
+              'Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.',
+            example: 1339,
+          },
+        }),
+    }),
+    body: { content: { 'application/json': { schema: EmailUpdateRequestSchema } }, required: true },
+  },
+  responses: {
+    200: {
+      description: 'The email, with its new `scheduled_at`.',
+      content: { 'application/json': { schema: EmailResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`OUTBOX_RECORD_NOT_FOUND`: no email with that ID on the account (another account's email included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    409: {
+      description:
+        '`EMAIL_NOT_SCHEDULED`: the email is not `scheduled` (any more); `details.status` is its status.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const cancelEmailRoute = createRoute({
+  method: 'post',
+  path: '/emails/{id}/cancel',
+  operationId: 'cancelEmail',
+  tags: ['Email'],
+  summary: 'Cancel an email',
+  description:
+    "Since version 1.2.0. Cancels a `scheduled` or `queued` email on which no attempt has\nstarted (`attempts` is 0): it answers the email, now `canceled`, and the email is never\nsent. A webhook `email.canceled` event follows. Any other email (being sent, sent,\nfailed, already canceled, or queued again after a deferred attempt) answers\n`409 EMAIL_NOT_CANCELABLE` with its status in `details.status`; another account's email\nanswers `404`. The decision is taken by one statement: a worker that claims the email at\nthe same moment either sends it (and the cancel answers `409`) or finds it canceled.\n",
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .openapi({
+          type: 'integer',
+          param: {
+            description:
+              'Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.',
+            example: 1339,
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The email, now `canceled`.',
+      content: { 'application/json': { schema: EmailResponseSchema } },
+    },
+    400: {
+      description: 'Bad request (`INVALID_ID`): the ID in the path is not a number.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description:
+        "`OUTBOX_RECORD_NOT_FOUND`: no email with that ID on the account (another account's email included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    409: {
+      description:
+        '`EMAIL_NOT_CANCELABLE`: the email is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
 export const createBatchRoute = createRoute({
   method: 'post',
   path: '/send/batch',
@@ -1676,7 +1866,7 @@ export const createBatchRoute = createRoute({
   tags: ['Batches'],
   summary: 'Create and start a batch (Pro)',
   description:
-    'Creates a batch (status `pending`) and starts processing it in the background; one\nemail is sent per recipient. Follow it with `GET /batches/{id}` (`status_url`).\nPro plan: Free gets `403 FEATURE_NOT_AVAILABLE` with `details.feature` =\n`batch_sending`.\n\nThree modes, exactly one of which must be used:\n1. **Content** `template` (inline) **or** `template_id` (saved template), plus\n   **recipients** `recipients` (list of addresses) **or** `audience_id` (saved audience).\n2. `emails`: a list of complete emails, each with its own `to`, `subject` and bodies\n   (replaces content and recipients).\n\nGiving `template` with `template_id`, `recipients` with `audience_id`, `emails` with any\nof the four, or no content or no recipients at all, answers `400` with the validation\nbody.\n\n- `recipients` are de-duplicated case-insensitively, then counted: more than 1000\n  unique addresses, or more than 1000 `emails`, gives `400 BATCH_TOO_LARGE`.\n- `audience_id` that does not exist or belongs to another account:\n  `400 {"error": "Invalid audience"}`; an empty audience:\n  `400 {"error": "Audience has no members"}`.\n- `template_id` that does not exist or belongs to another account:\n  `404 RESOURCE_NOT_FOUND`.\n- Placeholders `{{variable}}` are rendered in every mode: members\' `payload` fills them\n  in audience batches; they all become empty otherwise. Inserted values are\n  HTML-escaped in `html_body`, CR/LF are removed in the subject, non-string values\n  render as JSON text.\n- Connection quota, pacing and provider push-back never fail recipients: the batch\n  waits or backs off and continues. Only permanent problems (a deleted connection, an\n  address the server refuses) count as failed recipients.\n',
+    'Creates a batch (status `pending`) and starts processing it in the background; one\nemail is sent per recipient. Follow it with `GET /batches/{id}` (`status_url`).\nPro plan: Free gets `403 FEATURE_NOT_AVAILABLE` with `details.feature` =\n`batch_sending`.\n\nThree modes, exactly one of which must be used:\n1. **Content** `template` (inline) **or** `template_id` (saved template), plus\n   **recipients** `recipients` (list of addresses) **or** `audience_id` (saved audience).\n2. `emails`: a list of complete emails, each with its own `to`, `subject` and bodies\n   (replaces content and recipients).\n\nGiving `template` with `template_id`, `recipients` with `audience_id`, `emails` with any\nof the four, or no content or no recipients at all, answers `400` with the validation\nbody.\n\n- `recipients` are de-duplicated case-insensitively, then counted: more than 1000\n  unique addresses, or more than 1000 `emails`, gives `400 BATCH_TOO_LARGE`.\n- `audience_id` that does not exist or belongs to another account:\n  `400 {"error": "Invalid audience"}`; an empty audience:\n  `400 {"error": "Audience has no members"}`.\n- `template_id` that does not exist or belongs to another account:\n  `404 RESOURCE_NOT_FOUND`.\n- Placeholders `{{variable}}` are rendered in every mode: members\' `payload` fills them\n  in audience batches; they all become empty otherwise. Inserted values are\n  HTML-escaped in `html_body`, CR/LF are removed in the subject, non-string values\n  render as JSON text.\n- Connection quota, pacing and provider push-back never fail recipients: the batch\n  waits or backs off and continues. Only permanent problems (a deleted connection, an\n  address the server refuses) count as failed recipients.\n- `scheduled_at` (since version 1.2.0): the batch stays `pending`, shows `scheduled_at`,\n  and is expanded and sent when due, under the same rules as on `/enqueue`.\n',
   request: { body: { content: { 'application/json': { schema: BatchRequestSchema } }, required: true } },
   responses: {
     200: {
@@ -1740,7 +1930,7 @@ export const getBatchRoute = createRoute({
   tags: ['Batches'],
   summary: 'Get a batch (Pro)',
   description:
-    "Returns the batch with its counters. `progress` is the percentage of recipients handled\n(sent or failed). Status moves `pending` → `running` (a worker started it) →\n`completed` (at least one recipient was sent) or `failed` (none was). Per-recipient\nrecords are not exposed by the API (see the dashboard). Another account's batch gives\n`404 BATCH_NOT_FOUND`.\n",
+    "Returns the batch with its counters. `progress` is the percentage of recipients handled\n(sent, failed or canceled). Status moves `pending` (waiting, for its `scheduled_at` too)\n→ `running` (a worker started it) → `completed` (at least one recipient was sent) or\n`failed` (none was); `canceled` when it was canceled (`POST /batches/{id}/cancel`). Per-recipient\nrecords are not exposed by the API (see the dashboard). Another account's batch gives\n`404 BATCH_NOT_FOUND`.\n",
   request: {
     params: z.object({
       id: z
@@ -1788,7 +1978,7 @@ export const deleteBatchRoute = createRoute({
   tags: ['Batches'],
   summary: 'Delete a finished batch (Pro)',
   description:
-    'Deletes a `completed` or `failed` batch together with its per-recipient records.\nA `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).\n',
+    'Deletes a `completed`, `failed` or `canceled` batch together with its per-recipient\nrecords. A `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).\n',
   request: {
     params: z.object({
       id: z
@@ -1823,6 +2013,62 @@ export const deleteBatchRoute = createRoute({
     },
     404: {
       description: "`BATCH_NOT_FOUND`: no such batch on the account (another account's batch included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const cancelBatchRoute = createRoute({
+  method: 'post',
+  path: '/batches/{id}/cancel',
+  operationId: 'cancelBatch',
+  tags: ['Batches'],
+  summary: 'Cancel a batch (Pro)',
+  description:
+    "Since version 1.2.0. Stops a `pending` or `running` batch: its emails on which no\nattempt has started end `canceled` (each with an `email.canceled` event), recipients not\nyet queued are dropped, and the batch ends `canceled` (a `batch.canceled` event) with\n`progress` 100; it can then be deleted. Emails already sent stay sent; one being sent\nwhen the batch is canceled finishes that attempt. Answers the batch. A batch in another\nstate answers `409 BATCH_NOT_CANCELABLE` with its status in `details.status`; another\naccount's batch answers `404 BATCH_NOT_FOUND`.\n",
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number)
+        .openapi({
+          type: 'integer',
+          param: { description: 'Batch ID. A non-numeric value gives `400 INVALID_ID`.', example: 42 },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The batch, now `canceled`.',
+      content: { 'application/json': { schema: BatchResponseSchema } },
+    },
+    400: {
+      description: 'Bad request (`INVALID_ID`): the ID in the path is not a number.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    403: {
+      description:
+        '`FEATURE_NOT_AVAILABLE`: Pro-only endpoint on the Free plan. `details.feature` names the feature (`audiences` or `batch_sending`) and `details.upgradeRequired` is `true`.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    404: {
+      description: "`BATCH_NOT_FOUND`: no such batch on the account (another account's batch included).",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    409: {
+      description:
+        '`BATCH_NOT_CANCELABLE`: the batch is neither `pending` nor `running`; `details.status` is its status.',
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
     500: {
@@ -2931,9 +3177,12 @@ export const operations = [
   { operationId: 'enqueueEmail', method: 'post', path: '/enqueue', route: enqueueEmailRoute },
   { operationId: 'listEmails', method: 'get', path: '/emails', route: listEmailsRoute },
   { operationId: 'getEmail', method: 'get', path: '/emails/{id}', route: getEmailRoute },
+  { operationId: 'updateEmail', method: 'patch', path: '/emails/{id}', route: updateEmailRoute },
+  { operationId: 'cancelEmail', method: 'post', path: '/emails/{id}/cancel', route: cancelEmailRoute },
   { operationId: 'createBatch', method: 'post', path: '/send/batch', route: createBatchRoute },
   { operationId: 'getBatch', method: 'get', path: '/batches/{id}', route: getBatchRoute },
   { operationId: 'deleteBatch', method: 'delete', path: '/batches/{id}', route: deleteBatchRoute },
+  { operationId: 'cancelBatch', method: 'post', path: '/batches/{id}/cancel', route: cancelBatchRoute },
   { operationId: 'listAudiences', method: 'get', path: '/audiences', route: listAudiencesRoute },
   { operationId: 'createAudience', method: 'post', path: '/audiences', route: createAudienceRoute },
   { operationId: 'getAudience', method: 'get', path: '/audiences/{id}', route: getAudienceRoute },

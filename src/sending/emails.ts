@@ -122,6 +122,7 @@ function asEmail(record: OutboxRecord): Email {
     updated_at: record.updated_at,
     sent_at: record.sent_at,
     next_attempt_at: record.next_attempt_at,
+    scheduled_at: record.scheduled_at,
     tags: record.tags,
   }
 }

@@ -18,6 +18,8 @@ export interface EnqueueResult {
   outboxId: number
   from: string
   queuedAt: string
+  /** When a scheduled email is due; null when it was due at once. */
+  scheduledAt: string | null
 }
 
 interface Accepted {
@@ -37,33 +39,39 @@ export async function enqueue(
   fastPath: FastPath,
   requestCaller: RequestCaller,
   request: EmailRequest,
+  scheduledAt?: Date,
 ): Promise<EnqueueResult> {
+  const queued = { ...request, scheduledAt }
   const route = requestCaller.checked
     ? undefined
     : cachedRoute(fastPath, requestCaller, request.from, 'queued')
   const accepted =
-    (route && (await enqueueOnCachedRoute(fastPath, route, request))) ??
-    (await enqueueAsFound(fastPath, await requestCaller.check(), request))
+    (route && (await enqueueOnCachedRoute(fastPath, route, queued))) ??
+    (await enqueueAsFound(fastPath, await requestCaller.check(), queued))
   return {
     success: true,
     message: 'Email queued for sending',
     outboxId: accepted.queued.id,
     from: accepted.connection.from_address,
     queuedAt: accepted.queued.queued_at.toISOString(),
+    scheduledAt: scheduledAt?.toISOString() ?? null,
   }
 }
+
+/** An email request with the time it is scheduled for, if any. */
+type QueuedRequest = EmailRequest & { scheduledAt?: Date | undefined }
 
 async function enqueueOnCachedRoute(
   fastPath: FastPath,
   route: CachedRoute,
-  request: EmailRequest,
+  request: QueuedRequest,
 ): Promise<Accepted | undefined> {
   const queued = await queue(fastPath, route.caller, route.connection, request, route.recheck)
   route.rechecked(queued === 'stale')
   return queued === 'stale' ? undefined : { connection: route.connection, queued }
 }
 
-async function enqueueAsFound(fastPath: FastPath, caller: Caller, request: EmailRequest): Promise<Accepted> {
+async function enqueueAsFound(fastPath: FastPath, caller: Caller, request: QueuedRequest): Promise<Accepted> {
   // The plan was checked on the cached caller, which may have been out of date.
   requireFeature(caller, 'asyncSending')
   const ref = connectionRef(caller, request.from)
@@ -76,7 +84,7 @@ function queue(
   fastPath: FastPath,
   caller: Caller,
   connection: SendingConnection,
-  request: EmailRequest,
+  request: QueuedRequest,
   recheck?: Recheck,
 ): Promise<Queued | 'stale'> {
   return fastPath.statements.enqueue(connection.id, {
@@ -86,6 +94,7 @@ function queue(
     ...queuedFields(request.extras),
     ...(request.tags && { tags: request.tags }),
     requestId: currentRequestId() ?? null,
+    scheduledAt: request.scheduledAt,
     ...(recheck === undefined ? {} : { recheck }),
   })
 }

@@ -67,6 +67,12 @@ export const API_ERRORS = {
   OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard' },
   /** No route for the method and path. */
   NOT_FOUND: { status: 404, body: 'standard' },
+  /** Canceling an email that is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status. */
+  EMAIL_NOT_CANCELABLE: { status: 409, body: 'standard' },
+  /** Moving an email that is not `scheduled`; `details.status` is its status. */
+  EMAIL_NOT_SCHEDULED: { status: 409, body: 'standard' },
+  /** Canceling a batch that is neither `pending` nor `running`; `details.status` is its status. */
+  BATCH_NOT_CANCELABLE: { status: 409, body: 'standard' },
   /** The body is larger than the size limit (10 MiB by default). */
   PAYLOAD_TOO_LARGE: { status: 413, body: 'standard' },
   /** Connection pacing, or the provider pushed back (`details.retryAfter`). */

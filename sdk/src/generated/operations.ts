@@ -90,6 +90,40 @@ export interface MailroomOperations {
       id: operations['getEmail']['parameters']['path']['id'],
       options?: RequestOptions,
     ): Promise<operations['getEmail']['responses'][200]['content']['application/json']>
+    /**
+     * `PATCH /emails/{id}`: Move a scheduled email.
+     *
+     * Since version 1.2.0. Moves a `scheduled` email to another `scheduled_at`, under the same
+     * rules as on `/enqueue` (an RFC 3339 date-time with an offset, not in the past, at most 30
+     * days ahead; otherwise the validation body). Answers the email as `GET /emails/{id}` does.
+     * An email that is not `scheduled` (due already, sent, canceled...) answers
+     * `409 EMAIL_NOT_SCHEDULED` with its status in `details.status`; another account's email
+     * answers `404`.
+     *
+     * @param id Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+     */
+    update(
+      id: operations['updateEmail']['parameters']['path']['id'],
+      body: operations['updateEmail']['requestBody']['content']['application/json'],
+      options?: RequestOptions,
+    ): Promise<operations['updateEmail']['responses'][200]['content']['application/json']>
+    /**
+     * `POST /emails/{id}/cancel`: Cancel an email.
+     *
+     * Since version 1.2.0. Cancels a `scheduled` or `queued` email on which no attempt has
+     * started (`attempts` is 0): it answers the email, now `canceled`, and the email is never
+     * sent. A webhook `email.canceled` event follows. Any other email (being sent, sent,
+     * failed, already canceled, or queued again after a deferred attempt) answers
+     * `409 EMAIL_NOT_CANCELABLE` with its status in `details.status`; another account's email
+     * answers `404`. The decision is taken by one statement: a worker that claims the email at
+     * the same moment either sends it (and the cancel answers `409`) or finds it canceled.
+     *
+     * @param id Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+     */
+    cancel(
+      id: operations['cancelEmail']['parameters']['path']['id'],
+      options?: RequestOptions,
+    ): Promise<operations['cancelEmail']['responses'][200]['content']['application/json']>
   }
   readonly batches: {
     /**
@@ -108,8 +142,9 @@ export interface MailroomOperations {
      * `GET /batches/{id}`: Get a batch (Pro).
      *
      * Returns the batch with its counters. `progress` is the percentage of recipients handled
-     * (sent or failed). Status moves `pending` → `running` (a worker started it) →
-     * `completed` (at least one recipient was sent) or `failed` (none was). Per-recipient
+     * (sent, failed or canceled). Status moves `pending` (waiting, for its `scheduled_at` too)
+     * → `running` (a worker started it) → `completed` (at least one recipient was sent) or
+     * `failed` (none was); `canceled` when it was canceled (`POST /batches/{id}/cancel`). Per-recipient
      * records are not exposed by the API (see the dashboard). Another account's batch gives
      * `404 BATCH_NOT_FOUND`.
      *
@@ -122,8 +157,8 @@ export interface MailroomOperations {
     /**
      * `DELETE /batches/{id}`: Delete a finished batch (Pro).
      *
-     * Deletes a `completed` or `failed` batch together with its per-recipient records.
-     * A `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).
+     * Deletes a `completed`, `failed` or `canceled` batch together with its per-recipient
+     * records. A `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).
      *
      * @param id Batch ID. A non-numeric value gives `400 INVALID_ID`.
      */
@@ -131,6 +166,23 @@ export interface MailroomOperations {
       id: operations['deleteBatch']['parameters']['path']['id'],
       options?: RequestOptions,
     ): Promise<operations['deleteBatch']['responses'][200]['content']['application/json']>
+    /**
+     * `POST /batches/{id}/cancel`: Cancel a batch (Pro).
+     *
+     * Since version 1.2.0. Stops a `pending` or `running` batch: its emails on which no
+     * attempt has started end `canceled` (each with an `email.canceled` event), recipients not
+     * yet queued are dropped, and the batch ends `canceled` (a `batch.canceled` event) with
+     * `progress` 100; it can then be deleted. Emails already sent stay sent; one being sent
+     * when the batch is canceled finishes that attempt. Answers the batch. A batch in another
+     * state answers `409 BATCH_NOT_CANCELABLE` with its status in `details.status`; another
+     * account's batch answers `404 BATCH_NOT_FOUND`.
+     *
+     * @param id Batch ID. A non-numeric value gives `400 INVALID_ID`.
+     */
+    cancel(
+      id: operations['cancelBatch']['parameters']['path']['id'],
+      options?: RequestOptions,
+    ): Promise<operations['cancelBatch']['responses'][200]['content']['application/json']>
   }
   readonly audiences: {
     /**
@@ -386,11 +438,14 @@ export function bindOperations(call: Call): MailroomOperations {
     emails: {
       list: (query, options) => call('GET', '/emails', { query, options }),
       get: (id, options) => call('GET', '/emails/{id}', { path: { id }, options }),
+      update: (id, body, options) => call('PATCH', '/emails/{id}', { path: { id }, body, options }),
+      cancel: (id, options) => call('POST', '/emails/{id}/cancel', { path: { id }, options }),
     },
     batches: {
       create: (body, options) => call('POST', '/send/batch', { body, options }),
       get: (id, options) => call('GET', '/batches/{id}', { path: { id }, options }),
       delete: (id, options) => call('DELETE', '/batches/{id}', { path: { id }, options }),
+      cancel: (id, options) => call('POST', '/batches/{id}/cancel', { path: { id }, options }),
     },
     audiences: {
       list: (options) => call('GET', '/audiences', { options }),

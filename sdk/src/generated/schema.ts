@@ -32,6 +32,9 @@ export interface paths {
      *       and no quota was used.
      *
      *     Use the optional `Idempotency-Key` header to make retries safe (see the parameter).
+     *
+     *     `scheduled_at` is refused here with the validation body at `["scheduled_at"]`: `/send`
+     *     sends now; a send for later goes through `/enqueue` (since version 1.2.0).
      */
     post: operations['sendEmail']
     delete?: never
@@ -63,6 +66,11 @@ export interface paths {
      *     until it is enabled again; a deleted connection fails the waiting mail).
      *     `Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10
      *     recipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).
+     *
+     *     **Scheduling** (since version 1.2.0): with `scheduled_at` the email is `scheduled` until
+     *     that time, then joins the queue; it takes its quota units only when it is sent. Until
+     *     then `PATCH /emails/{id}` moves it and `POST /emails/{id}/cancel` cancels it. The answer
+     *     gives `scheduledAt` beside `queuedAt` (`null` for an email due now).
      */
     post: operations['enqueueEmail']
     delete?: never
@@ -122,21 +130,63 @@ export interface paths {
      * @description Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer
      *     (or any ID from `GET /emails`). Available on all plans.
      *
-     *     `status` is `queued` (waiting for the worker: new, or tried again later after a
-     *     deferral), `sending` (an attempt is under way), `sent` (every recipient got it) or
-     *     `failed` (it ended without reaching every recipient; `last_error` says why).
+     *     `status` is `scheduled` (waiting for its `scheduled_at`), `queued` (waiting for the
+     *     worker: new, due, or tried again later after a deferral), `sending` (an attempt is under
+     *     way), `sent` (every recipient got it), `failed` (it ended without reaching every
+     *     recipient; `last_error` says why) or `canceled` (canceled before any attempt; never sent).
      *     `recipients` says what the SMTP server last answered for each recipient (`pending`
      *     before the first attempt).
      *
-     *     `history` lists every event, oldest first: `queued` or `submitted` (to `/send`, which
-     *     tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply
+     *     `history` lists every event, oldest first: `scheduled` (then `queued` when it fell due),
+     *     `queued` or `submitted` (to `/send`, which tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply
      *     and each recipient's outcome), `failed` with the reason, and `retried` when failed
-     *     recipients of a batch were queued again by hand (on the dashboard or by the operator).
-     *     Another account's email answers `404` like one that does not exist.
+     *     recipients of a batch were queued again by hand (on the dashboard or by the operator),
+     *     and `canceled`. Another account's email answers `404` like one that does not exist.
      */
     get: operations['getEmail']
     put?: never
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    /**
+     * Move a scheduled email
+     * @description Since version 1.2.0. Moves a `scheduled` email to another `scheduled_at`, under the same
+     *     rules as on `/enqueue` (an RFC 3339 date-time with an offset, not in the past, at most 30
+     *     days ahead; otherwise the validation body). Answers the email as `GET /emails/{id}` does.
+     *     An email that is not `scheduled` (due already, sent, canceled...) answers
+     *     `409 EMAIL_NOT_SCHEDULED` with its status in `details.status`; another account's email
+     *     answers `404`.
+     */
+    patch: operations['updateEmail']
+    trace?: never
+  }
+  '/emails/{id}/cancel': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+         * @example 1339
+         */
+        id: components['parameters']['EmailId']
+      }
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Cancel an email
+     * @description Since version 1.2.0. Cancels a `scheduled` or `queued` email on which no attempt has
+     *     started (`attempts` is 0): it answers the email, now `canceled`, and the email is never
+     *     sent. A webhook `email.canceled` event follows. Any other email (being sent, sent,
+     *     failed, already canceled, or queued again after a deferred attempt) answers
+     *     `409 EMAIL_NOT_CANCELABLE` with its status in `details.status`; another account's email
+     *     answers `404`. The decision is taken by one statement: a worker that claims the email at
+     *     the same moment either sends it (and the cancel answers `409`) or finds it canceled.
+     */
+    post: operations['cancelEmail']
     delete?: never
     options?: never
     head?: never
@@ -183,6 +233,8 @@ export interface paths {
      *     - Connection quota, pacing and provider push-back never fail recipients: the batch
      *       waits or backs off and continues. Only permanent problems (a deleted connection, an
      *       address the server refuses) count as failed recipients.
+     *     - `scheduled_at` (since version 1.2.0): the batch stays `pending`, shows `scheduled_at`,
+     *       and is expanded and sent when due, under the same rules as on `/enqueue`.
      */
     post: operations['createBatch']
     delete?: never
@@ -207,8 +259,9 @@ export interface paths {
     /**
      * Get a batch (Pro)
      * @description Returns the batch with its counters. `progress` is the percentage of recipients handled
-     *     (sent or failed). Status moves `pending` → `running` (a worker started it) →
-     *     `completed` (at least one recipient was sent) or `failed` (none was). Per-recipient
+     *     (sent, failed or canceled). Status moves `pending` (waiting, for its `scheduled_at` too)
+     *     → `running` (a worker started it) → `completed` (at least one recipient was sent) or
+     *     `failed` (none was); `canceled` when it was canceled (`POST /batches/{id}/cancel`). Per-recipient
      *     records are not exposed by the API (see the dashboard). Another account's batch gives
      *     `404 BATCH_NOT_FOUND`.
      */
@@ -217,10 +270,42 @@ export interface paths {
     post?: never
     /**
      * Delete a finished batch (Pro)
-     * @description Deletes a `completed` or `failed` batch together with its per-recipient records.
-     *     A `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).
+     * @description Deletes a `completed`, `failed` or `canceled` batch together with its per-recipient
+     *     records. A `pending` or `running` batch cannot be deleted (`400 INVALID_STATUS`).
      */
     delete: operations['deleteBatch']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/batches/{id}/cancel': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Batch ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 42
+         */
+        id: components['parameters']['BatchId']
+      }
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Cancel a batch (Pro)
+     * @description Since version 1.2.0. Stops a `pending` or `running` batch: its emails on which no
+     *     attempt has started end `canceled` (each with an `email.canceled` event), recipients not
+     *     yet queued are dropped, and the batch ends `canceled` (a `batch.canceled` event) with
+     *     `progress` 100; it can then be deleted. Emails already sent stay sent; one being sent
+     *     when the batch is canceled finishes that attempt. Answers the batch. A batch in another
+     *     state answers `409 BATCH_NOT_CANCELABLE` with its status in `details.status`; another
+     *     account's batch answers `404 BATCH_NOT_FOUND`.
+     */
+    post: operations['cancelBatch']
+    delete?: never
     options?: never
     head?: never
     patch?: never
@@ -592,6 +677,26 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  'email.canceled': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The email was canceled before any attempt; it is never sent
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: operations['emailCanceledEvent']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   'batch.completed': {
     parameters: {
       query?: never
@@ -626,6 +731,26 @@ export interface webhooks {
      * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
      */
     post: operations['batchFailedEvent']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'batch.canceled': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * The batch was canceled
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled.
+     */
+    post: operations['batchCanceledEvent']
     delete?: never
     options?: never
     head?: never
@@ -727,6 +852,7 @@ export interface components {
       headers?: components['schemas']['ExtraHeaders']
       attachments?: components['schemas']['Attachments']
       tags?: components['schemas']['Tags']
+      scheduled_at?: components['schemas']['ScheduledAt']
     } & (
       | {
           /**
@@ -743,6 +869,16 @@ export interface components {
           html_body: string
         }
     )
+    /**
+     * Format: date-time
+     * @description Since version 1.2.0; `/enqueue` and batches only (`/send` refuses it). When to send: an RFC 3339 date-time with an offset (`Z` or `±hh:mm`), not in the past and at most 30 days ahead; otherwise the validation body at `["scheduled_at"]`.
+     * @example 2025-01-20T09:00:00+01:00
+     */
+    ScheduledAt: string
+    /** @description Body of `PATCH /emails/{id}`. Unknown fields are ignored. */
+    EmailUpdateRequest: {
+      scheduled_at: components['schemas']['ScheduledAt']
+    }
     /** @description Since version 1.2.0. Where replies go: the `Reply-To` header. The same three forms as `to` (one address, a comma-separated string, or an array), at most 10 addresses (more is the validation body at `["reply_to"]`); they do not count toward the 10 recipients of `POST /send`. On a batch it applies to every email. */
     ReplyTo: string | components['schemas']['EmailAddress'][]
     /**
@@ -874,6 +1010,12 @@ export interface components {
        * @example 2025-01-15T09:30:00.123Z
        */
       queuedAt: string
+      /**
+       * Format: date-time
+       * @description Since version 1.2.0. When a scheduled email is due, ISO 8601 with milliseconds and `Z`; `null` when it was due at once.
+       * @example null
+       */
+      scheduledAt: string | null
     }
     /** @description What the SMTP server answered for one recipient. */
     EmailRecipientOutcome: {
@@ -896,11 +1038,11 @@ export interface components {
       /** @example 1339 */
       id: number
       /**
-       * @description `queued` (waiting for the worker), `sending` (an attempt is under way), `sent` (every recipient got it) or `failed` (ended without reaching every recipient).
+       * @description `scheduled` (waiting for its `scheduled_at`), `queued` (waiting for the worker), `sending` (an attempt is under way), `sent` (every recipient got it), `failed` (ended without reaching every recipient) or `canceled` (canceled before any attempt).
        * @example sent
        * @enum {string}
        */
-      status: 'queued' | 'sending' | 'sent' | 'failed'
+      status: 'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'canceled'
       /**
        * @description Sending address (the connection's).
        * @example news@acme.example
@@ -953,10 +1095,15 @@ export interface components {
        */
       sent_at: string | null
       /**
-       * @description While `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.
+       * @description While `scheduled` or `queued`, when it is tried next (it may wait longer for quota or pacing); `null` otherwise.
        * @example null
        */
       next_attempt_at: string | null
+      /**
+       * @description Since version 1.2.0. When it was scheduled for; `null` when it was not.
+       * @example null
+       */
+      scheduled_at: string | null
       /** @description Since version 1.2.0. Its tags, in the order given; `[]` when it has none. */
       tags: components['schemas']['Tag'][]
       /** @description Every event, oldest first. Only on `GET /emails/{id}`. */
@@ -964,8 +1111,10 @@ export interface components {
     }
     /**
      * @description One event of an email's history. `type` says which fields are present:
-     *     - `queued` (queued for the worker: `/enqueue`, a batch, a form) or `submitted` (to
-     *       `/send`, which tries at once): `at` only.
+     *     - `queued` (queued for the worker: `/enqueue`, a batch, a form, or a scheduled email
+     *       falling due) or `submitted` (to `/send`, which tries at once): `at` only.
+     *     - `scheduled` (accepted for later, the first event of a scheduled email) and `canceled`:
+     *       `at` only.
      *     - `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,
      *       `reply` (the server's reply, or why there was none) and `recipients` (each tried
      *       recipient's outcome). `sent`: the server took the message (for some recipients at
@@ -981,7 +1130,16 @@ export interface components {
        * @example deferred
        * @enum {string}
        */
-      type: 'queued' | 'submitted' | 'sent' | 'deferred' | 'refused' | 'failed' | 'retried'
+      type:
+        | 'scheduled'
+        | 'queued'
+        | 'submitted'
+        | 'sent'
+        | 'deferred'
+        | 'refused'
+        | 'failed'
+        | 'retried'
+        | 'canceled'
       at: components['schemas']['Timestamp']
       /** @example 1 */
       attempt?: number
@@ -1146,6 +1304,7 @@ export interface components {
       headers?: components['schemas']['ExtraHeaders']
       attachments?: components['schemas']['Attachments']
       tags?: components['schemas']['Tags']
+      scheduled_at?: components['schemas']['ScheduledAt']
     }
     /** @description The batch was created and started. */
     BatchCreatedResponse: {
@@ -1175,11 +1334,11 @@ export interface components {
       /** @example January newsletter */
       name: string
       /**
-       * @description `pending` on creation; `running` once a worker starts it; then `completed` if at least one recipient was sent, otherwise `failed`.
+       * @description `pending` on creation (and until its `scheduled_at`); `running` once a worker starts it; then `completed` if at least one recipient was sent, otherwise `failed`; `canceled` once canceled.
        * @example running
        * @enum {string}
        */
-      status: 'pending' | 'running' | 'completed' | 'failed'
+      status: 'pending' | 'running' | 'completed' | 'failed' | 'canceled'
       /** @example 200 */
       total_count: number
       /** @example 120 */
@@ -1187,10 +1346,15 @@ export interface components {
       /** @example 2 */
       failed_count: number
       /**
-       * @description Percentage (0 to 100) of recipients handled (sent or failed).
+       * @description Percentage (0 to 100) of recipients handled (sent, failed or canceled); 100 once the batch is canceled.
        * @example 61
        */
       progress: number
+      /**
+       * @description Since version 1.2.0. When it was scheduled for; `null` when it was not.
+       * @example null
+       */
+      scheduled_at: string | null
       created_at: components['schemas']['Timestamp']
       updated_at: components['schemas']['Timestamp']
     }
@@ -1488,7 +1652,7 @@ export interface components {
       templates: components['schemas']['Template'][]
     }
     /**
-     * @description `email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).
+     * @description `email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `email.canceled` and `batch.canceled` (canceled through the API or the dashboard), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).
      * @example email.sent
      * @enum {string}
      */
@@ -1496,8 +1660,10 @@ export interface components {
       | 'email.sent'
       | 'email.failed'
       | 'email.deferred'
+      | 'email.canceled'
       | 'batch.completed'
       | 'batch.failed'
+      | 'batch.canceled'
       | 'audience.member_added'
       | 'form.submitted'
     Webhook: {
@@ -1627,10 +1793,10 @@ export interface components {
       bcc: string[]
       subject: string
       /**
-       * @description `queued` on `email.deferred`.
+       * @description `queued` on `email.deferred`, `canceled` on `email.canceled`.
        * @enum {string}
        */
-      status: 'sent' | 'failed' | 'queued'
+      status: 'sent' | 'failed' | 'queued' | 'canceled'
       attempts: number
       error: string | null
       recipients: components['schemas']['WebhookRecipient'][]
@@ -1643,7 +1809,7 @@ export interface components {
       batch_id: number
       name: string
       /** @enum {string} */
-      status: 'completed' | 'failed'
+      status: 'completed' | 'failed' | 'canceled'
       total_count: number
       sent_count: number
       failed_count: number
@@ -1673,7 +1839,7 @@ export interface components {
     /** @description The body of an `email.*` delivery. */
     WebhookEmailEvent: {
       /** @enum {string} */
-      type: 'email.sent' | 'email.failed' | 'email.deferred'
+      type: 'email.sent' | 'email.failed' | 'email.deferred' | 'email.canceled'
       /**
        * Format: date-time
        * @description When the event happened (ISO 8601, UTC).
@@ -1683,7 +1849,7 @@ export interface components {
     }
     WebhookBatchEvent: {
       /** @enum {string} */
-      type: 'batch.completed' | 'batch.failed'
+      type: 'batch.completed' | 'batch.failed' | 'batch.canceled'
       /** Format: date-time */
       timestamp: string
       data: components['schemas']['WebhookBatchData']
@@ -1735,6 +1901,11 @@ export interface components {
        * @example audiences
        */
       feature?: string
+      /**
+       * @description The current status of the email or batch that could not be changed (`EMAIL_NOT_CANCELABLE`, `EMAIL_NOT_SCHEDULED`, `BATCH_NOT_CANCELABLE`).
+       * @example sent
+       */
+      status?: string
     }
     /** @description Standard error body. `code` is one of the codes below (see the error catalog, `x-error-catalog`, for when each is answered); `message` is human text and may change. */
     StandardError: {
@@ -1758,6 +1929,9 @@ export interface components {
         | 'BATCH_NOT_FOUND'
         | 'RESOURCE_NOT_FOUND'
         | 'OUTBOX_RECORD_NOT_FOUND'
+        | 'EMAIL_NOT_CANCELABLE'
+        | 'EMAIL_NOT_SCHEDULED'
+        | 'BATCH_NOT_CANCELABLE'
         | 'INVALID_WEBHOOK_URL'
         | 'WEBHOOK_LIMIT_REACHED'
         | 'WEBHOOK_NOT_FOUND'
@@ -2011,6 +2185,33 @@ export interface components {
         'application/json': components['schemas']['StandardError']
       }
     }
+    /** @description `EMAIL_NOT_CANCELABLE`: the email is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status. */
+    EmailNotCancelable: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
+    /** @description `EMAIL_NOT_SCHEDULED`: the email is not `scheduled` (any more); `details.status` is its status. */
+    EmailNotScheduled: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
+    /** @description `BATCH_NOT_CANCELABLE`: the batch is neither `pending` nor `running`; `details.status` is its status. */
+    BatchNotCancelable: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
     /** @description `RESOURCE_NOT_FOUND`: the `template_id` does not exist or belongs to another account. */
     ResourceNotFound: {
       headers: {
@@ -2110,8 +2311,8 @@ export interface components {
      * @example 1339
      */
     EmailId: number
-    /** @description Only emails in this status. Another value gives `400` with the validation body. */
-    EmailStatusFilter: 'queued' | 'sending' | 'sent' | 'failed'
+    /** @description Only emails in this status (`scheduled` and `canceled` since version 1.2.0). Another value gives `400` with the validation body. */
+    EmailStatusFilter: 'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'canceled'
     /**
      * @description Only the recipients' emails of this batch (another account's batch has none here). Not a positive integer: `400` with the validation body.
      * @example 42
@@ -2232,7 +2433,7 @@ export interface operations {
   listEmails: {
     parameters: {
       query?: {
-        /** @description Only emails in this status. Another value gives `400` with the validation body. */
+        /** @description Only emails in this status (`scheduled` and `canceled` since version 1.2.0). Another value gives `400` with the validation body. */
         status?: components['parameters']['EmailStatusFilter']
         /**
          * @description Only the recipients' emails of this batch (another account's batch has none here). Not a positive integer: `400` with the validation body.
@@ -2311,6 +2512,72 @@ export interface operations {
       400: components['responses']['InvalidId']
       401: components['responses']['Unauthorized']
       404: components['responses']['EmailNotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  updateEmail: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+         * @example 1339
+         */
+        id: components['parameters']['EmailId']
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EmailUpdateRequest']
+      }
+    }
+    responses: {
+      /** @description The email, with its new `scheduled_at`. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailResponse']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['EmailNotFound']
+      409: components['responses']['EmailNotScheduled']
+      500: components['responses']['InternalError']
+    }
+  }
+  cancelEmail: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Email ID: the `outboxId` answered by `/send` and `/enqueue`. A non-numeric value gives `400 INVALID_ID`.
+         * @example 1339
+         */
+        id: components['parameters']['EmailId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The email, now `canceled`. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailResponse']
+        }
+      }
+      400: components['responses']['InvalidId']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['EmailNotFound']
+      409: components['responses']['EmailNotCancelable']
       500: components['responses']['InternalError']
     }
   }
@@ -2404,6 +2671,38 @@ export interface operations {
       401: components['responses']['Unauthorized']
       403: components['responses']['FeatureNotAvailable']
       404: components['responses']['BatchNotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  cancelBatch: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description Batch ID. A non-numeric value gives `400 INVALID_ID`.
+         * @example 42
+         */
+        id: components['parameters']['BatchId']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The batch, now `canceled`. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['BatchResponse']
+        }
+      }
+      400: components['responses']['InvalidId']
+      401: components['responses']['Unauthorized']
+      403: components['responses']['FeatureNotAvailable']
+      404: components['responses']['BatchNotFound']
+      409: components['responses']['BatchNotCancelable']
       500: components['responses']['InternalError']
     }
   }
@@ -3089,6 +3388,28 @@ export interface operations {
       }
     }
   }
+  emailCanceledEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEmailEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
   batchCompletedEvent: {
     parameters: {
       query?: never
@@ -3112,6 +3433,28 @@ export interface operations {
     }
   }
   batchFailedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookBatchEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  batchCanceledEvent: {
     parameters: {
       query?: never
       header?: never

@@ -1,6 +1,7 @@
 -- A batch's end, when records of it have just been settled: the batch.completed or batch.failed
 -- event to record, or nothing when the batch still has mail to send (queued, sending, or
--- recipients still in its store, batch_recipients) or nobody listens. Records are settled
+-- recipients still in its store, batch_recipients), when it was canceled (its batch.canceled
+-- event was recorded then), or nobody listens. Records are settled
 -- several in one statement (the queue settles a round of lanes at once), so the end is judged
 -- with every record the statement settles: `settled` and `settled_statuses` are their ids and
 -- new statuses (null when the caller settled none, as when a deleted connection fails its
@@ -25,7 +26,7 @@ begin
     return;
   end if;
   select * into b from batches where id = batch for update;
-  if not found then return; end if;
+  if not found or b.canceled_at is not null then return; end if;
   if exists (
     select 1 from outbox o where o.batch_id = batch and o.id <> all(coalesce(settled, '{}'))
       and o.status in ('queued', 'sending')

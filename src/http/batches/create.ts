@@ -9,7 +9,8 @@ export function registerCreateBatch(api: Api) {
   api.openapi(
     proOnly('batches', boundedBody(createBatchRoute, { precheck: checkBatchCounts })),
     async (c) => {
-      const created = await createBatch(c.get('services').sql, c.get('caller'), c.req.valid('json'))
+      const services = c.get('services')
+      const created = await createBatch(services.sql, c.get('caller'), c.req.valid('json'), services.clock())
       return c.json(created, 200)
     },
   )
