@@ -1,7 +1,8 @@
 import { listConnections } from '../connections/connections.ts'
-import type { OutboxFilter, OutboxRecord } from '../db/outbox-types.ts'
+import type { OutboxFilter, OutboxRecord, Tag } from '../db/outbox-types.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import { isCalendarDay, listOutbox, type OutboxPage, outboxRecord } from '../sending/outbox-views.ts'
+import { MAX_TAGS, tagOfFilter } from '../sending/tags.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refusalOf } from './errors.tsx'
 import { Pager, page, type Refusal, Table, When } from './layout.tsx'
@@ -52,7 +53,11 @@ async function listPage(c: DashboardContext) {
       status: query.refusal ? 400 : 200,
     },
     <>
-      <FilterForm filter={query.filter} connections={connections.map((x) => [x.id, x.from])} />
+      <FilterForm
+        filter={query.filter}
+        tag={query.search.get('tag') ?? undefined}
+        connections={connections.map((x) => [x.id, x.from])}
+      />
       {found ? <Records query={query} found={found} /> : null}
     </>,
   )
@@ -97,6 +102,7 @@ function readQuery(c: DashboardContext): Query {
       code: 'invalid_format',
     })
   }
+  const tagText = q('tag')
   const filter: OutboxFilter = {
     status: STATUSES.find((s) => s === status),
     connectionId: id('connection', 'connection'),
@@ -104,6 +110,7 @@ function readQuery(c: DashboardContext): Query {
     from: day('from', 'from'),
     to: day('to', 'to'),
     search: searchText,
+    tags: tagText === undefined ? undefined : tagsOf(tagText, issues),
   }
   // Calendar days as YYYY-MM-DD compare as text.
   if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
@@ -111,7 +118,7 @@ function readQuery(c: DashboardContext): Query {
   }
   const before = id('before', 'page')
   const search = new URLSearchParams()
-  for (const name of ['status', 'connection', 'batch', 'from', 'to', 'q']) {
+  for (const name of ['status', 'connection', 'batch', 'from', 'to', 'q', 'tag']) {
     const value = q(name)
     if (value !== undefined) search.set(name, value)
   }
@@ -123,7 +130,22 @@ function readQuery(c: DashboardContext): Query {
   }
 }
 
-function FilterForm(props: { filter: OutboxFilter; connections: [number, string][] }) {
+/** The tag field: `name:value` pairs separated by spaces or commas, every one to match. */
+function tagsOf(text: string, issues: ValidationIssue[]): Tag[] | undefined {
+  const parts = text.split(/[\s,]+/).filter(Boolean)
+  const tags = parts.flatMap((part) => tagOfFilter(part) ?? [])
+  if (tags.length === parts.length && parts.length <= MAX_TAGS) return tags
+  const message = `must be name:value (letters, digits, _ and -), at most ${MAX_TAGS}, separated by spaces`
+  issues.push({ path: ['tag'], message, code: 'invalid_format' })
+  return undefined
+}
+
+/** `tag` is the tag field as it was typed, shown again as it was. */
+function FilterForm(props: {
+  filter: OutboxFilter
+  tag: string | undefined
+  connections: [number, string][]
+}) {
   const f = props.filter
   return (
     <form method="get" action={LIST} class="filters">
@@ -164,6 +186,16 @@ function FilterForm(props: { filter: OutboxFilter; connections: [number, string]
         <label>
           To
           <input type="date" name="to" value={f.to} />
+        </label>
+        <label>
+          Tag
+          <input
+            name="tag"
+            value={props.tag}
+            placeholder="name:value"
+            spellcheck={false}
+            autocapitalize="off"
+          />
         </label>
       </div>
       <div class="actions">

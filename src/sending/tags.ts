@@ -6,6 +6,9 @@ import type { ValidationIssue } from '../errors.ts'
  * checks their count and characters; what it cannot say is that a name comes once.
  */
 
+/** Tags an email carries at most, and a listing filters by at most. */
+export const MAX_TAGS = 10
+
 /** The tags of a request with every repeated name an issue at its path in `issues`. */
 export function checkedTags(tags: Tag[], issues: ValidationIssue[]): Tag[] {
   const seen = new Set<string>()
