@@ -10,11 +10,8 @@ import {
   MailroomError,
   MailroomNetworkError,
 } from '../src/index.js'
-import { type Answer, fakeFetch, json } from './fake-fetch.js'
+import { type Answer, BASE, EMAIL, fakeFetch, json, KEY } from './fake-fetch.js'
 
-const BASE = 'http://127.0.0.1:3000/v1'
-const KEY = 'mr_test_0123456789'
-const EMAIL = { to: 'ada@example.com', subject: 'Hi', text_body: 'Hello' }
 const SENT = { success: true, outboxId: 1, message: 'Email sent successfully' }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
