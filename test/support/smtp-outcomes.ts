@@ -37,6 +37,11 @@ export function useSmtpOutcomes(app: TestApp) {
     sinks.flaky?.setBehaviour({ rejectData: undefined })
   })
 
+  return { sinks, ...sendChecks(app, sinks), ...connectionChecks(app) }
+}
+
+/** Sends through a sink of `sinks`, and what the answer must be. */
+function sendChecks(app: TestApp, sinks: Sinks) {
   /**
    * A new server where the connection's closed `old` one was (same address and port). Other test
    * runs on this machine may take the freed address meanwhile; then the new server listens
@@ -115,6 +120,20 @@ export function useSmtpOutcomes(app: TestApp) {
     expect(sink.messages.length).toBe(before)
   }
 
+  return {
+    replaceSink,
+    account,
+    send,
+    setReply,
+    expectSent,
+    expectInternalError,
+    expectPushback,
+    expectPaused,
+  }
+}
+
+/** The state of a seeded account's connection, set and read with SQL, and its counters. */
+function connectionChecks(app: TestApp) {
   async function statusOf(seeded: SeededAccount) {
     const [view] = await listConnections(app.services.sql, seeded.account.id)
     return view?.status
@@ -185,15 +204,6 @@ export function useSmtpOutcomes(app: TestApp) {
   }
 
   return {
-    sinks,
-    replaceSink,
-    account,
-    send,
-    setReply,
-    expectSent,
-    expectInternalError,
-    expectPushback,
-    expectPaused,
     statusOf,
     expectPauseLeft,
     endPause,
