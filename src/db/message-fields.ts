@@ -1,14 +1,7 @@
-import type { Tag } from './outbox-types.ts'
+import type { StoredAttachment, Tag } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 
-/** What an outbox record keeps of an attachment once its bytes are gone. */
-export type StoredAttachment = {
-  filename: string
-  content_type: string
-  size: number
-  sha256: string
-  content_id?: string
-}
+export type { StoredAttachment }
 
 /** What a sent email's record keeps of its reply-to addresses, extra headers, attachments and tags. */
 export interface MessageFieldsRecord {
@@ -55,8 +48,7 @@ export async function storeBatchFields(
  * its batch's, which every email of the batch shares.
  */
 export function claimedFields(db: Db): Fragment {
-  const batch = (column: string) =>
-    db`(select f.${db(column)} from batch_fields f where f.batch_id = o.batch_id)`
+  const batch = (column: string) => batchField(db, db`o`, column)
   return db`
     coalesce(o.reply_to, ${batch('reply_to')}) as reply_to,
     coalesce(o.headers, ${batch('headers')}) as headers,
@@ -65,4 +57,25 @@ export function claimedFields(db: Db): Fragment {
       then array(select a.content from outbox_attachment_contents a where a.outbox_id = o.id order by a.position)
       else array(select b.content from batch_attachment_contents b where b.batch_id = o.batch_id order by b.position)
     end as attachment_contents`
+}
+
+/** A column of the fields of record `o`'s batch, which every email of the batch shares. */
+function batchField(db: Db, o: Fragment, column: string): Fragment {
+  return db`(select f.${db(column)} from batch_fields f where f.batch_id = ${o}.batch_id)`
+}
+
+/**
+ * Where replies to record `o` go, as an array ([] for none): its own addresses (the caller's,
+ * or a form's submitter), else its batch's. Both are kept comma-separated.
+ */
+export function replyToShown(db: Db, o: Fragment): Fragment {
+  const kept = db`coalesce(${o}.reply_to, ${batchField(db, o, 'reply_to')})`
+  return db`coalesce(regexp_split_to_array(${kept}, ' *, *'), '{}') as reply_to`
+}
+
+/** Record `o`'s reply-to, extra headers and attachments' summaries, its own or its batch's, as it is shown. */
+export function fieldsShown(db: Db, o: Fragment): Fragment {
+  return db`${replyToShown(db, o)},
+    coalesce(${o}.headers, ${batchField(db, o, 'headers')}, '{}') as headers,
+    coalesce(${o}.attachments, ${batchField(db, o, 'attachments')}, '[]') as attachments`
 }

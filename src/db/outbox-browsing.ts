@@ -1,5 +1,6 @@
+import { fieldsShown, replyToShown } from './message-fields.ts'
 import { OUTBOX_COLUMNS, READ_STATUS } from './outbox-records.ts'
-import type { DayActivity, OutboxDetail, OutboxFilter, OutboxRecord, StoredRecord } from './outbox-types.ts'
+import type { DayActivity, ListedRecord, OutboxDetail, OutboxFilter, StoredRecord } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 
 /**
@@ -42,12 +43,13 @@ export function outboxPage(
   accountId: number,
   filter: OutboxFilter,
   page: { before?: number | undefined; limit: number },
-): Promise<StoredRecord<OutboxRecord>[]> {
+): Promise<StoredRecord<ListedRecord>[]> {
   const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
   if (page.before !== undefined) where.push(db`id < ${page.before}`)
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
-  return db<StoredRecord<OutboxRecord>[]>`
-    select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload
+  // Of the fields that may be long, a listing carries only the reply-to addresses (at most 10).
+  return db<StoredRecord<ListedRecord>[]>`
+    select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload, ${replyToShown(db, db`outbox`)}
     from outbox where ${all}
     order by id desc limit ${page.limit}`
 }
@@ -105,6 +107,7 @@ export async function outboxRecordDetail(
       api_timestamp(o.sent_at) as sent_at, api_timestamp(o.scheduled_at) as scheduled_at, o.text_body, o.html_body, o.recipients, o.payload, o.tags,
       (select json_build_object('subject', bc.subject, 'text_body', bc.text_body, 'html_body', bc.html_body)
        from batch_contents bc where bc.id = o.content_id) as content,
+      ${fieldsShown(db, db`o`)},
       ${history(db)} as history
     from outbox o
     left join connections c on c.id = o.connection_id

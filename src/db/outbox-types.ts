@@ -41,6 +41,21 @@ export interface OutboxRecord {
   tags: Tag[]
 }
 
+/** What an outbox record keeps of an attachment once its bytes are gone; a type, to be JSON. */
+export type StoredAttachment = {
+  filename: string
+  content_type: string
+  size: number
+  sha256: string
+  content_id?: string
+}
+
+/** A record as the outbox lists it, with where its replies go. */
+export interface ListedRecord extends OutboxRecord {
+  /** Its Reply-To: the caller's addresses, its batch's or a form's submitter; [] for none. */
+  reply_to: string[]
+}
+
 /** A label an email carries, to be found by (names are unique within an email); a type, to be JSON. */
 export type Tag = {
   name: string
@@ -143,7 +158,11 @@ export interface OutboxFilter {
 }
 
 /** One record whole, as its own page shows it. */
-export interface OutboxDetail extends OutboxRecord {
+export interface OutboxDetail extends ListedRecord {
+  /** The extra header fields it goes with (its batch's for a batch recipient); {} for none. */
+  headers: Record<string, string>
+  /** Its files, never their bytes (its batch's for a batch recipient); [] for none. */
+  attachments: StoredAttachment[]
   /** The connection's sending address, null when it was deleted. */
   connection_from: string | null
   /** The batch's name, null when there is no batch (or it was deleted). */

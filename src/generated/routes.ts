@@ -369,6 +369,34 @@ export const EmailRecipientOutcomeSchema = z
   .openapi({ description: 'What the SMTP server answered for one recipient.' })
   .openapi('EmailRecipientOutcome')
 
+export const EmailAttachmentSchema = z
+  .object({
+    filename: z.string().openapi({ example: 'invoice-1042.pdf' }),
+    content_type: z
+      .string()
+      .openapi({
+        description: "As given, or as the filename's extension named it.",
+        example: 'application/pdf',
+      }),
+    size: z.int().min(0).openapi({ description: 'Decoded, in bytes.', example: 48213 }),
+    sha256: z
+      .string()
+      .regex(new RegExp('^[0-9a-f]{64}$'))
+      .openapi({ example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' }),
+    content_id: z
+      .string()
+      .nullable()
+      .openapi({
+        description: 'Its `content_id` when it is an inline part; `null` otherwise.',
+        example: null,
+      }),
+  })
+  .openapi({
+    description:
+      'An attached file as the email keeps it, sent or not: its name, media type, size in bytes and SHA-256 (of the decoded bytes, in lowercase hex), and the Content-ID of an inline part.',
+  })
+  .openapi('EmailAttachment')
+
 export const EmailEventSchema = z
   .object({
     type: z
@@ -482,6 +510,28 @@ export const EmailSchema = z
     tags: z
       .array(TagSchema)
       .openapi({ description: 'Since version 1.2.0. Its tags, in the order given; `[]` when it has none.' }),
+    reply_to: z
+      .array(z.string())
+      .openapi({
+        description:
+          "Since version 1.2.0. Where replies go (its `Reply-To`: the caller's `reply_to`, its batch's, or a form's submitter); `[]` when none.",
+        example: ['support@acme.example'],
+      }),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({
+        description:
+          "Since version 1.2.0. The extra header fields it was sent with, as given (its batch's for a batch recipient); `{}` when none. Only on `GET /emails/{id}`.",
+        example: { 'X-Ticket': '4411' },
+      }),
+    attachments: z
+      .array(EmailAttachmentSchema)
+      .optional()
+      .openapi({
+        description:
+          "Since version 1.2.0. What is kept of each attached file, in the order given (its batch's for a batch recipient); never the content. `[]` when none. Only on `GET /emails/{id}`.",
+      }),
     history: z
       .array(EmailEventSchema)
       .optional()
@@ -1564,7 +1614,7 @@ export const listEmailsRoute = createRoute({
   tags: ['Email'],
   summary: 'List emails',
   description:
-    "Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form\nsubmission kept in the outbox), newest first, one page at a time. Available on all\nplans; records are kept for the plan's retention (Free 7 days, Pro 90 days).\n\n- Filters, all optional and combined: `status`, `batch_id`, a range of UTC days\n  `date_from` to `date_to` (both included) on the email's creation, and `tag`.\n- Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is\n  `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for\n  the next, older page. Cursors are opaque and do not expire; an email created since\n  the first page never appears on a later one.\n- Each email is given as by `GET /emails/{id}`, without its `history`.\n- A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID\n  that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a\n  `date_from` after `date_to` answers `400` with the validation body.\n",
+    "Lists the account's emails (every `/send`, `/enqueue`, batch recipient and form\nsubmission kept in the outbox), newest first, one page at a time. Available on all\nplans; records are kept for the plan's retention (Free 7 days, Pro 90 days).\n\n- Filters, all optional and combined: `status`, `batch_id`, a range of UTC days\n  `date_from` to `date_to` (both included) on the email's creation, and `tag`.\n- Paging: `limit` emails per page, 1 to 100 (default 50). While `pagination.hasMore` is\n  `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for\n  the next, older page. Cursors are opaque and do not expire; an email created since\n  the first page never appears on a later one.\n- Each email is given as by `GET /emails/{id}`, without its `history`, `headers` and\n  `attachments` (read one email for those).\n- A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID\n  that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a\n  `date_from` after `date_to` answers `400` with the validation body.\n",
   request: {
     query: z.object({
       status: z
@@ -1695,7 +1745,7 @@ export const getEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Get an email with its history',
   description:
-    "Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer\n(or any ID from `GET /emails`). Available on all plans.\n\n`status` is `scheduled` (waiting for its `scheduled_at`), `queued` (waiting for the\nworker: new, due, or tried again later after a deferral), `sending` (an attempt is under\nway), `sent` (every recipient got it), `failed` (it ended without reaching every\nrecipient; `last_error` says why) or `canceled` (canceled before any attempt; never sent).\n`recipients` says what the SMTP server last answered for each recipient (`pending`\nbefore the first attempt).\n\n`history` lists every event, oldest first: `scheduled` (then `queued` when it fell due),\n`queued` or `submitted` (to `/send`, which tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply\nand each recipient's outcome), `failed` with the reason, and `retried` when failed\nrecipients of a batch were queued again by hand (on the dashboard or by the operator),\nand `canceled`. Another account's email answers `404` like one that does not exist.\n",
+    "Returns what became of one email: the `outboxId` that `/send` and `/enqueue` answer\n(or any ID from `GET /emails`). Available on all plans.\n\n`status` is `scheduled` (waiting for its `scheduled_at`), `queued` (waiting for the\nworker: new, due, or tried again later after a deferral), `sending` (an attempt is under\nway), `sent` (every recipient got it), `failed` (it ended without reaching every\nrecipient; `last_error` says why) or `canceled` (canceled before any attempt; never sent).\n`recipients` says what the SMTP server last answered for each recipient (`pending`\nbefore the first attempt).\n\nSince version 1.2.0 it also shows `reply_to`, the extra `headers` and each of its\n`attachments` (name, media type, size, SHA-256, Content-ID), never a file's content:\nthese stay once the email has ended, when its files' bytes are gone.\n\n`history` lists every event, oldest first: `scheduled` (then `queued` when it fell due),\n`queued` or `submitted` (to `/send`, which tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply\nand each recipient's outcome), `failed` with the reason, and `retried` when failed\nrecipients of a batch were queued again by hand (on the dashboard or by the operator),\nand `canceled`. Another account's email answers `404` like one that does not exist.\n",
   request: {
     params: z.object({
       id: z

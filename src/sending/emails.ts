@@ -1,6 +1,13 @@
 import type { z } from 'zod'
 import { isStorableId } from '../db/ids.ts'
-import type { HistoryEvent, OutboxRecord, OutboxStatus, Tag } from '../db/outbox-types.ts'
+import type {
+  HistoryEvent,
+  ListedRecord,
+  OutboxRecord,
+  OutboxStatus,
+  StoredAttachment,
+  Tag,
+} from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { invalidInput, type ValidationIssue } from '../errors.ts'
 import type { CursorPaginationSchema, EmailEventSchema, EmailSchema } from '../generated/routes.ts'
@@ -32,7 +39,12 @@ export interface EmailQuery {
 /** One email of the account with its history; another account's answers OUTBOX_RECORD_NOT_FOUND. */
 export async function emailById(db: Db, accountId: number, id: number): Promise<Email> {
   const record = await outboxRecord(db, accountId, id)
-  return { ...asEmail(record), history: record.history.map(asEvent) }
+  return {
+    ...asEmail(record),
+    headers: record.headers,
+    attachments: record.attachments.map(asAttachment),
+    history: record.history.map(asEvent),
+  }
 }
 
 /** A page of the account's emails, newest first, filtered as asked. */
@@ -103,7 +115,7 @@ function idOfCursor(cursor: string): number | null {
   return isStorableId(id) && cursorOf(id) === cursor ? id : null
 }
 
-function asEmail(record: OutboxRecord): Email {
+function asEmail(record: ListedRecord): Email {
   return {
     id: record.id,
     status: record.status,
@@ -124,7 +136,13 @@ function asEmail(record: OutboxRecord): Email {
     next_attempt_at: record.next_attempt_at,
     scheduled_at: record.scheduled_at,
     tags: record.tags,
+    reply_to: record.reply_to,
   }
+}
+
+/** Every field in every attachment's summary: `content_id` null for a file that is not inline. */
+function asAttachment(attachment: StoredAttachment): NonNullable<Email['attachments']>[number] {
+  return { ...attachment, content_id: attachment.content_id ?? null }
 }
 
 /** Before the first attempt every recipient is still to be tried. */

@@ -1,6 +1,6 @@
 import { isStorableId } from '../db/ids.ts'
 import { outboxPage, outboxRecordDetail } from '../db/outbox-browsing.ts'
-import type { OutboxDetail, OutboxFilter, OutboxRecord } from '../db/outbox-types.ts'
+import type { ListedRecord, OutboxDetail, OutboxFilter } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
 import { AppError } from '../errors.ts'
 import { rendered } from './rendered.ts'
@@ -9,7 +9,7 @@ import { rendered } from './rendered.ts'
 export const OUTBOX_PAGE_SIZE = 50
 
 export interface OutboxPage {
-  records: OutboxRecord[]
+  records: ListedRecord[]
   /** The `before` of the next (older) page; undefined on the last page. */
   older: number | undefined
 }

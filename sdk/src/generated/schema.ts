@@ -98,7 +98,8 @@ export interface paths {
      *       `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters) for
      *       the next, older page. Cursors are opaque and do not expire; an email created since
      *       the first page never appears on a later one.
-     *     - Each email is given as by `GET /emails/{id}`, without its `history`.
+     *     - Each email is given as by `GET /emails/{id}`, without its `history`, `headers` and
+     *       `attachments` (read one email for those).
      *     - A `limit` outside 1-100, a `cursor` the API did not give, an unknown `status`, an ID
      *       that is not a positive integer, a day that is not a calendar date `YYYY-MM-DD`, or a
      *       `date_from` after `date_to` answers `400` with the validation body.
@@ -136,6 +137,10 @@ export interface paths {
      *     recipient; `last_error` says why) or `canceled` (canceled before any attempt; never sent).
      *     `recipients` says what the SMTP server last answered for each recipient (`pending`
      *     before the first attempt).
+     *
+     *     Since version 1.2.0 it also shows `reply_to`, the extra `headers` and each of its
+     *     `attachments` (name, media type, size, SHA-256, Content-ID), never a file's content:
+     *     these stay once the email has ended, when its files' bytes are gone.
      *
      *     `history` lists every event, oldest first: `scheduled` (then `queued` when it fell due),
      *     `queued` or `submitted` (to `/send`, which tries at once), each attempt (`sent`, `deferred` or `refused`, with the server's reply
@@ -1106,8 +1111,48 @@ export interface components {
       scheduled_at: string | null
       /** @description Since version 1.2.0. Its tags, in the order given; `[]` when it has none. */
       tags: components['schemas']['Tag'][]
+      /**
+       * @description Since version 1.2.0. Where replies go (its `Reply-To`: the caller's `reply_to`, its batch's, or a form's submitter); `[]` when none.
+       * @example [
+       *       "support@acme.example"
+       *     ]
+       */
+      reply_to: string[]
+      /**
+       * @description Since version 1.2.0. The extra header fields it was sent with, as given (its batch's for a batch recipient); `{}` when none. Only on `GET /emails/{id}`.
+       * @example {
+       *       "X-Ticket": "4411"
+       *     }
+       */
+      headers?: {
+        [key: string]: string
+      }
+      /** @description Since version 1.2.0. What is kept of each attached file, in the order given (its batch's for a batch recipient); never the content. `[]` when none. Only on `GET /emails/{id}`. */
+      attachments?: components['schemas']['EmailAttachment'][]
       /** @description Every event, oldest first. Only on `GET /emails/{id}`. */
       history?: components['schemas']['EmailEvent'][]
+    }
+    /** @description An attached file as the email keeps it, sent or not: its name, media type, size in bytes and SHA-256 (of the decoded bytes, in lowercase hex), and the Content-ID of an inline part. */
+    EmailAttachment: {
+      /** @example invoice-1042.pdf */
+      filename: string
+      /**
+       * @description As given, or as the filename's extension named it.
+       * @example application/pdf
+       */
+      content_type: string
+      /**
+       * @description Decoded, in bytes.
+       * @example 48213
+       */
+      size: number
+      /** @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
+      sha256: string
+      /**
+       * @description Its `content_id` when it is an inline part; `null` otherwise.
+       * @example null
+       */
+      content_id: string | null
     }
     /**
      * @description One event of an email's history. `type` says which fields are present:
