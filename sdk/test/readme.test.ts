@@ -28,7 +28,7 @@ describe('README.md', () => {
       apiKey: 'mr_key',
     })
     const methods = methodNames(operations)
-    expect(methods).toHaveLength(27)
+    expect(methods).toHaveLength(30)
     for (const method of methods) expect(readme, method).toContain(`| \`mailroom.${method}(`)
   })
 
