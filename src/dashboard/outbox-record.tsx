@@ -1,6 +1,7 @@
 import type { AttemptKind, HistoryEvent, OutboxDetail, Tag } from '../db/outbox-types.ts'
 import { HtmlPreview } from './html-preview.tsx'
 import { Table, When } from './layout.tsx'
+import { Attachments, ExtraHeaders } from './outbox-fields.tsx'
 
 /** One outbox record as the dashboard shows it: its facts, each recipient, its history and content. */
 
@@ -40,6 +41,12 @@ export function RecordPage(props: { record: OutboxDetail }) {
           <>
             <dt>Bcc</dt>
             <dd class="words">{r.bcc.join(', ')}</dd>
+          </>
+        ) : null}
+        {r.reply_to.length ? (
+          <>
+            <dt>Reply-To</dt>
+            <dd class="words">{r.reply_to.join(', ')}</dd>
           </>
         ) : null}
         <dt>Connection</dt>
@@ -95,6 +102,8 @@ export function RecordPage(props: { record: OutboxDetail }) {
       </dl>
       <Recipients record={r} />
       <History events={r.history} />
+      <ExtraHeaders record={r} />
+      <Attachments record={r} />
       <Content record={r} />
     </>
   )
