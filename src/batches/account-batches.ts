@@ -3,7 +3,7 @@ import { batchPage, failedRecipients as failedRecipientRows } from '../db/batche
 import type { FailedRecipient } from '../db/outbox-types.ts'
 import type { Sql } from '../db/sql.ts'
 import type { Plan } from '../plans.ts'
-import { asBatch, type Batch, deleteBatch, getBatch, retryBatch } from './batches.ts'
+import { asBatch, type Batch, cancelBatch, deleteBatch, getBatch, retryBatch } from './batches.ts'
 
 export type { Batch }
 
@@ -50,6 +50,12 @@ export async function failedRecipients(
 export async function retryFailures(sql: Sql, owner: BatchOwner, id: number): Promise<Batch> {
   await ownBatch(sql, owner, id)
   return retryBatch(sql, id, 'dashboard')
+}
+
+/** POST /batches/{id}/cancel: only a pending or running batch. */
+export function cancelOwnBatch(sql: Sql, owner: BatchOwner, id: number): Promise<Batch> {
+  requireFeature(owner, 'batches')
+  return cancelBatch(sql, owner.accountId, id)
 }
 
 /** DELETE /batches/{id}: only an ended batch. */

@@ -2,6 +2,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import {
   type Batch,
   type BatchOwner,
+  cancelOwnBatch,
   deleteOwnBatch,
   failedRecipients,
   listBatches,
@@ -9,7 +10,9 @@ import {
   retryFailures,
 } from '../batches/account-batches.ts'
 import type { FailedRecipient } from '../db/outbox-types.ts'
+import { isBatchCancelable } from '../sending/scheduling.ts'
 import { counted } from '../wording.ts'
+import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { act, refused } from './errors.tsx'
 import { ActionButton, Pager, page, type Refusal, Table, When } from './layout.tsx'
@@ -55,6 +58,34 @@ export function registerBatches(app: Dashboard): void {
       (refusal, status) => batchPage(c, batch, { refusal }, status),
     ),
   )
+  on.view('cancel', (c, batch) =>
+    confirmPage(c, {
+      title: `Cancel “${batch.name}”?`,
+      section: LIST,
+      consequences: (
+        <p>
+          Its messages not yet tried are canceled and never sent; those already sent stay sent. A canceled
+          batch cannot be resumed.
+        </p>
+      ),
+      action: `${one(batch.id)}/cancel`,
+      label: 'Cancel the batch',
+      back: one(batch.id),
+      keep: 'Keep it going',
+    }),
+  )
+  on.action('cancel', (c, batch) =>
+    act(
+      c,
+      one(batch.id),
+      async () => {
+        const canceled = await cancelOwnBatch(signedIn(c).sql, owner(c), batch.id)
+        return `Batch “${batch.name}” canceled; ${counted(canceled.sent_count, 'message')} had been sent.`
+      },
+      async (refusal, status) =>
+        batchPage(c, await ownBatch(signedIn(c).sql, owner(c), batch.id), { refusal }, status),
+    ),
+  )
   on.action('delete', (c, batch) =>
     act(
       c,
@@ -97,7 +128,7 @@ async function listPage(c: DashboardContext) {
 }
 
 function ended(batch: Batch): boolean {
-  return batch.status === 'completed' || batch.status === 'failed'
+  return batch.status === 'completed' || batch.status === 'failed' || batch.status === 'canceled'
 }
 
 function BatchTable(props: { batches: Batch[] }) {
@@ -154,6 +185,15 @@ async function batchPage(
           older={failures.more !== undefined ? `${one(batch.id)}?after=${failures.more}` : undefined}
         />
       ) : null}
+      {isBatchCancelable(batch.status) ? (
+        <section>
+          <h2>Cancel</h2>
+          <p>
+            <small>Stops it: its messages not yet tried are never sent.</small>
+          </p>
+          <ConfirmLink href={`${one(batch.id)}/cancel`} label="Cancel the batch" />
+        </section>
+      ) : null}
       {ended(batch) ? (
         <section>
           <h2>Delete</h2>
@@ -205,8 +245,16 @@ function Progress(props: {
         <dd>{batch.sent_count}</dd>
         <dt>Failed</dt>
         <dd>{batch.failed_count}</dd>
-        <dt>Waiting</dt>
+        <dt>{batch.status === 'canceled' ? 'Canceled' : 'Waiting'}</dt>
         <dd>{waiting}</dd>
+        {batch.scheduled_at ? (
+          <>
+            <dt>Scheduled for</dt>
+            <dd>
+              <When at={batch.scheduled_at} />
+            </dd>
+          </>
+        ) : null}
         <dt>Created</dt>
         <dd>
           <When at={batch.created_at} />

@@ -1,4 +1,6 @@
 import type { AttemptKind, HistoryEvent, OutboxDetail, Tag } from '../db/outbox-types.ts'
+import { isCancelable } from '../sending/scheduling.ts'
+import { ConfirmLink } from './confirm.tsx'
 import { HtmlPreview } from './html-preview.tsx'
 import { Table, When } from './layout.tsx'
 import { Attachments, ExtraHeaders } from './outbox-fields.tsx'
@@ -21,10 +23,7 @@ export function RecordPage(props: { record: OutboxDetail }) {
         <a href={OUTBOX_PATH}>← Outbox</a>
       </p>
       <dl class="facts">
-        <dt>Status</dt>
-        <dd>
-          <StatusTag status={r.status} />
-        </dd>
+        <StatusFacts record={r} />
         <dt>Subject</dt>
         <dd class="wrap">{r.subject}</dd>
         <dt>From</dt>
@@ -79,26 +78,7 @@ export function RecordPage(props: { record: OutboxDetail }) {
         <dd class="wrap">
           <code>{r.message_id}</code>
         </dd>
-        <dt>Created</dt>
-        <dd>
-          <When at={r.created_at} />
-        </dd>
-        <dt>Sent</dt>
-        <dd>
-          <When at={r.sent_at} empty="not sent" />
-        </dd>
-        {r.next_attempt_at ? (
-          <>
-            <dt>Next attempt</dt>
-            <dd>
-              <When at={r.next_attempt_at} />
-            </dd>
-          </>
-        ) : null}
-        <dt>Last change</dt>
-        <dd>
-          <When at={r.updated_at} />
-        </dd>
+        <TimeFacts record={r} />
       </dl>
       <Recipients record={r} />
       <History events={r.history} />
@@ -123,6 +103,57 @@ function TagList(props: { tags: Tag[] }) {
         </li>
       ))}
     </ul>
+  )
+}
+
+/** Its status, with Cancel while that is possible, and the time it was scheduled for. */
+function StatusFacts(props: { record: OutboxDetail }) {
+  const r = props.record
+  return (
+    <>
+      <dt>Status</dt>
+      <dd>
+        <StatusTag status={r.status} />{' '}
+        {isCancelable(r) ? <ConfirmLink href={`${OUTBOX_PATH}/${r.id}/cancel`} label="Cancel" /> : null}
+      </dd>
+      {r.scheduled_at ? (
+        <>
+          <dt>Scheduled for</dt>
+          <dd>
+            <When at={r.scheduled_at} />
+          </dd>
+        </>
+      ) : null}
+    </>
+  )
+}
+
+/** When it was made, sent, tried next and last changed. */
+function TimeFacts(props: { record: OutboxDetail }) {
+  const r = props.record
+  return (
+    <>
+      <dt>Created</dt>
+      <dd>
+        <When at={r.created_at} />
+      </dd>
+      <dt>Sent</dt>
+      <dd>
+        <When at={r.sent_at} empty="not sent" />
+      </dd>
+      {r.next_attempt_at ? (
+        <>
+          <dt>Next attempt</dt>
+          <dd>
+            <When at={r.next_attempt_at} />
+          </dd>
+        </>
+      ) : null}
+      <dt>Last change</dt>
+      <dd>
+        <When at={r.updated_at} />
+      </dd>
+    </>
   )
 }
 

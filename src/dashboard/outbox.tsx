@@ -6,13 +6,14 @@ import { MAX_TAGS, tagOfFilter } from '../sending/tags.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { refusalOf } from './errors.tsx'
 import { Pager, page, type Refusal, Table, When } from './layout.tsx'
+import { registerOutboxCancel } from './outbox-cancel.tsx'
 import { OUTBOX_PATH as LIST, RecordPage, StatusTag } from './outbox-record.tsx'
 import { storableId } from './params.ts'
 import { resource, routes, signedIn } from './resource.ts'
 
 /** The newest page refreshes itself this often (seconds). */
 const LIVE_EVERY = 5
-const STATUSES = ['queued', 'sending', 'sent', 'failed'] as const
+const STATUSES = ['scheduled', 'queued', 'sending', 'sent', 'failed', 'canceled'] as const
 const MAX_SEARCH = 200
 
 const OUTBOX = resource(LIST, (c, id) => {
@@ -35,6 +36,7 @@ export function registerOutbox(app: Dashboard): void {
   on.detail((c, record) =>
     page(c, { title: `Message ${record.id}`, section: '/dashboard/outbox' }, <RecordPage record={record} />),
   )
+  registerOutboxCancel(on)
 }
 
 async function listPage(c: DashboardContext) {

@@ -83,7 +83,7 @@ describe('the outbox list', () => {
     )
     expect(page.status).toBe(400)
     const text = textOf(page.html)
-    expect(text).toContain('status: must be one of queued, sending, sent, failed')
+    expect(text).toContain('status: must be one of scheduled, queued, sending, sent, failed, canceled')
     expect(text).toContain('from: must be a date (YYYY-MM-DD)')
     expect(text).toContain('to: must be a date (YYYY-MM-DD)')
     // February 30th looks like a date, but PostgreSQL refuses it: named, not a 500.
