@@ -2,8 +2,9 @@
  * `npm run sink [-- --port 2525|587|465] [--host <address>]`: a local SMTP server to try Mailroom
  * without a real provider. It speaks STARTTLS (TLS from the start on 465) on 127.0.0.1:2525 by
  * default, with a certificate from its own CA, takes one login, and prints a line for every
- * message it receives (nothing is delivered anywhere). Start Mailroom beside it with
- * NODE_EXTRA_CA_CERTS naming the CA and MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=1.
+ * message it receives and one for each file attached to it (nothing is delivered anywhere).
+ * Start Mailroom beside it with NODE_EXTRA_CA_CERTS naming the CA and
+ * MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS=1.
  *
  * The CA is made once and kept in .mailroom-sink/ (key and certificate): a restarted sink presents
  * a certificate the running Mailroom already trusts (Node reads NODE_EXTRA_CA_CERTS only at start).
@@ -12,7 +13,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { startSmtpSink } from '../test/support/smtp-sink.ts'
+import { leaves, parseMime } from '../test/support/mime.ts'
+import { type ReceivedMessage, startSmtpSink } from '../test/support/smtp-sink.ts'
 import { makeCa, makeCertificate } from '../test/support/tls.ts'
 
 /** The ports Mailroom accepts for a connection: a sink elsewhere could never be added. */
@@ -91,9 +93,32 @@ setInterval(() => {
     console.log(
       `${message.receivedAt.toISOString()}  ${message.envelope.from} -> ${message.envelope.to.join(', ')}  "${subject}"`,
     )
+    for (const file of attachedFiles(message)) console.log(`    attached ${file}`)
   }
   shown = sink.messages.length
 }, 250)
+
+/** Each attached file as `name (type, size)`: the leaves of the message a reader offers as files. */
+function attachedFiles(message: ReceivedMessage): string[] {
+  return leaves(parseMime(message.raw)).flatMap((part) => {
+    const disposition = part.headers.get('content-disposition')
+    if (disposition === undefined) return []
+    return [`${filenameOf(disposition)} (${part.type}, ${part.content.length} bytes)`]
+  })
+}
+
+/** A Content-Disposition's filename, given whole, or in RFC 2231 pieces percent-encoded. */
+function filenameOf(disposition: string): string {
+  const pieces = [...disposition.matchAll(/filename(?:\*\d+)?(\*)?="?([^";]*)/gi)]
+  if (pieces.length === 0) return 'unnamed'
+  const joined = pieces.map(([, , value = '']) => value.replace(/^utf-8''/i, '')).join('')
+  if (!pieces.some(([, encoded]) => encoded)) return joined
+  try {
+    return decodeURIComponent(joined)
+  } catch {
+    return joined
+  }
+}
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void sink.close().then(() => process.exit(0)))

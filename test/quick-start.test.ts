@@ -170,4 +170,5 @@ it('takes a clone to a delivered email, pasted as written', async () => {
   await expect
     .poll(sinkOutput, { timeout: 10_000, interval: 200 })
     .toMatch(/-> friend@example\.com {2}"Hello"/)
+  expect(sinkOutput()).toMatch(/ {4}attached hello\.txt \(text\/plain, 20 bytes\)/)
 }, 300_000)
