@@ -51,12 +51,14 @@ describe('the database’s functions', () => {
     expect(Object.keys(fresh).sort()).toEqual([
       'api_timestamp(timestamp with time zone)',
       'mailroom_announce_released_job_queue()',
+      'mailroom_attachment_contents_end()',
       'mailroom_batch_end_event(integer,integer[],text[])',
       'mailroom_clock()',
       'mailroom_now()',
       'mailroom_send_attempts(integer,integer,jsonb,integer,integer,integer,text,double precision,double precision)',
       'mailroom_take_units(integer,integer,integer,integer,text,double precision,double precision,integer)',
       'trigger mailroom_announce_released_job_queue',
+      'trigger mailroom_attachment_contents_end',
     ])
     expect(await migrateDatabase(db.sql, db.url, log)).toEqual([])
     expect(await migrateDatabase(db.sql, db.url, log)).toEqual([])
