@@ -27,7 +27,7 @@ describe('GET /emails', () => {
 
   const ids = (page: Answer) => page.body.emails.map((e: { id: number }) => e.id)
 
-  it('lists newest first, each email as GET /emails/{id} gives it without its history; Free plan included', async () => {
+  it('lists newest first, each email as GET /emails/{id} gives it without its history, headers and attachments; Free plan included', async () => {
     const { s, ids: sent } = await withSent(3)
     const page = await list(s.key)
     expect(page.status).toBe(200)
@@ -37,7 +37,12 @@ describe('GET /emails', () => {
       pagination: { limit: 50, hasMore: false, nextCursor: null },
     })
     expect(ids(page)).toEqual([...sent].reverse())
-    const { history: _, ...one } = (await emailOf(s.key, sent[0] as number)).body.email
+    const {
+      history: _,
+      headers: _h,
+      attachments: _a,
+      ...one
+    } = (await emailOf(s.key, sent[0] as number)).body.email
     expect(page.body.emails[2]).toEqual(one)
   })
 

@@ -55,6 +55,11 @@ describe('GET /emails/{id}', () => {
           updated_at: at,
           sent_at: at,
           next_attempt_at: null,
+          scheduled_at: null,
+          tags: [],
+          reply_to: [],
+          headers: {},
+          attachments: [],
           history: [
             { type: 'submitted', at },
             {
