@@ -1,11 +1,13 @@
 /**
  * GET /emails/{id} shows an email's reply-to addresses, extra headers and each attachment's
  * name, type, size, SHA-256 and Content-ID, never a file's content: after /send, after /enqueue
- * has delivered (when the bytes are gone), and for a batch recipient (its batch's). GET /emails
- * lists the reply-to addresses alone. Another account reads none of it.
+ * has delivered (when the bytes are gone), for a batch recipient (its batch's) and for a form's
+ * message (its submitter). GET /emails lists the reply-to addresses alone. Another account reads
+ * none of it.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { createForm } from '../../../src/forms/forms.ts'
 import { useTestApp } from '../../support/app.ts'
 import { createdBatch, waitForBatchEnd } from '../../support/batches.ts'
 import { useEmailsApi } from '../../support/emails.ts'
@@ -98,6 +100,16 @@ describe('an email’s reply-to, headers and attachments, read back', () => {
       expect(listed.reply_to).toEqual(SHOWN.reply_to)
       expect((await emailOf(s.key, listed.id)).body.email).toMatchObject(SHOWN)
     }
+  })
+
+  it('a form’s message shows its submitter as reply_to', async () => {
+    const s = await startSender(app, 'read-form')
+    const form = await createForm(app.services.sql, s.accountId, { name: 'Contact' }, 'http://127.0.0.1')
+    const body = new URLSearchParams({ email: 'ann@example.com', message: 'Hi' })
+    expect((await app.requestRoot(`/forms/${form.public_id}`, { method: 'POST', body })).status).toBe(200)
+    const [listed] = (await list(s.key)).body.emails
+    expect(listed.reply_to).toEqual(['ann@example.com'])
+    expect((await emailOf(s.key, listed.id)).body.email).toMatchObject({ headers: {}, attachments: [] })
   })
 
   it('another account reads none of it: 404, and its list leaves the email out', async () => {
