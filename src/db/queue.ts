@@ -273,9 +273,10 @@ export async function failQueuedOfConnection(tx: Db, connectionId: number): Prom
 }
 
 /**
- * Ends the connection's mail queued `maxAgeMs` ago or earlier, failed with its last error (or
- * `reason`), as an attempt past the queue lifetime would end it: mail waiting behind a server
- * out of reach is not tried, and would otherwise wait for as long as the outage lasts.
+ * Ends the connection's mail queued `maxAgeMs` ago or earlier (a scheduled email: due that long
+ * ago), failed with its last error (or `reason`), as an attempt past the queue lifetime would end
+ * it: mail waiting behind a server out of reach is not tried, and would otherwise wait for as
+ * long as the outage lasts.
  */
 export async function failExpiredQueued(
   tx: Db,
@@ -287,9 +288,9 @@ export async function failExpiredQueued(
     tx,
     connectionId,
     tx`(select 'Still deferred after ' || h || case h when 1 then ' hour: ' else ' hours: ' end
-        from (select round(extract(epoch from mailroom_now() - created_at) / 3600) as h) age)
+        from (select round(extract(epoch from mailroom_now() - coalesce(scheduled_at, created_at)) / 3600) as h) age)
        || coalesce(error, ${reason})`,
-    tx`created_at <= mailroom_now() - ${maxAgeMs} * interval '1 millisecond'`,
+    tx`coalesce(scheduled_at, created_at) <= mailroom_now() - ${maxAgeMs} * interval '1 millisecond'`,
   )
 }
 

@@ -26,6 +26,7 @@ import { type Sender, startSender } from '../../support/sending.ts'
 const app = useTestApp()
 
 const template = { subject: 'News', text_body: 'Hello' }
+const BUSY = { code: 450, message: '4.2.1 Mailbox busy, try again later' }
 
 async function eventsOf(type: string, batchId: number): Promise<unknown[]> {
   const rows = await app.services.sql<{ data: unknown }[]>`
@@ -136,6 +137,33 @@ describe('POST /batches/{id}/cancel', () => {
       status: 200,
       body: { success: true, message: 'Batch deleted' },
     })
+  })
+
+  it('stays canceled, with no end event, when an email tried before the cancel is sent after it', async () => {
+    const s = await sender('batch-retrying')
+    s.sink.setBehaviour({ recipientReplies: { 'busy@example.com': BUSY } })
+    await app.worker()
+    const id = await createdBatch(app, s.key, {
+      template,
+      recipients: ['busy@example.com', 'ok@example.com'],
+    })
+    await waitForBatch(app, s.key, id, (b) => b.sent_count === 1)
+    await waitFor('the deferral', async () => ((await statuses(id)).queued === 1 ? true : undefined))
+
+    // Tried once already, it keeps its retries; the batch ends canceled at once.
+    expect((await cancelBatch(app, s.key, id)).body.batch).toMatchObject({
+      status: 'canceled',
+      progress: 100,
+    })
+    s.sink.setBehaviour({ recipientReplies: {} })
+    await waitFor('the retried email to end', async () => {
+      const now = await statuses(id)
+      return now.queued || now.sending ? undefined : true
+    })
+    expect(await statuses(id)).toEqual({ sent: 2 })
+    expect((await batchOf(app, s.key, id)).status).toBe('canceled')
+    expect(await eventsOf('batch.completed', id)).toEqual([])
+    expect(await eventsOf('batch.canceled', id)).toHaveLength(1)
   })
 
   it('stops a scheduled batch before its time: its recipients are never queued', async () => {

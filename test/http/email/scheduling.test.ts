@@ -4,6 +4,7 @@
  * delivered after, moved by PATCH /emails/{id}; and /send, which sends now, refusing it.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
+import { pauseConnection, resumeConnection } from '../../../src/connections/connections.ts'
 import { useTestApp } from '../../support/app.ts'
 import { HOUR, MINUTE } from '../../support/clock.ts'
 import { TIMESTAMP, validationBody } from '../../support/matchers.ts'
@@ -13,6 +14,7 @@ import { postSend, type Sender, startSender } from '../../support/sending.ts'
 
 const app = useTestApp()
 const DAY = 24 * HOUR
+const BUSY = { code: 450, message: '4.2.1 Mailbox busy, try again later' }
 
 let s: Sender
 beforeAll(async () => {
@@ -93,6 +95,40 @@ describe('scheduled_at on POST /enqueue', () => {
       expect(s.sink.messages.flatMap((m) => m.envelope.to)).toContain('later@example.com')
       expect(sent.history.map((e: { type: string }) => e.type)).toEqual(['scheduled', 'queued', 'sent'])
       expect(sent.scheduled_at).toBe(apiTime(at))
+    })
+  })
+})
+
+describe('a scheduled email and the queue', () => {
+  it('still waits for its time when a resumed connection lets its waiting mail go', async () => {
+    const paused = await startSender(app, 'scheduled-paused', { plan: 'pro' })
+    const id = await enqueued(app, paused.key, email({ scheduled_at: fromNow(HOUR) }))
+    await pauseConnection(app.services.sql, paused.connectionId)
+    await resumeConnection(app.services.sql, paused.connectionId)
+    expect((await getEmail(app, paused.key, id)).body.email).toMatchObject({
+      status: 'scheduled',
+      next_attempt_at: (await getEmail(app, paused.key, id)).body.email.scheduled_at,
+    })
+  })
+
+  it('counts its time in the queue from when it is due, not from when it was scheduled', async () => {
+    // Four days ahead, longer than the queue's 72-hour lifetime: a deferral then is retried.
+    const far = await startSender(app, 'scheduled-far', {
+      plan: 'pro',
+      behaviour: { recipientReplies: { 'far@example.com': BUSY } },
+    })
+    const id = await enqueued(app, far.key, email({ to: 'far@example.com', scheduled_at: fromNow(4 * DAY) }))
+    await atLaterTime(app, 4 * DAY + MINUTE, { connections: [far.connectionId] }, async (ahead) => {
+      const api = apiAt(ahead)
+      const deferred = await waitFor('the first attempt', async () => {
+        const view = (await getEmail(api, far.key, id)).body.email
+        return view.attempts >= 1 && view.status !== 'sending' ? view : undefined
+      })
+      expect(deferred).toMatchObject({ status: 'queued', last_error: expect.stringContaining('450') })
+      far.sink.setBehaviour({ recipientReplies: {} })
+      await waitFor('the retry', async () =>
+        (await statusOf(api, far.key, id)) === 'sent' ? true : undefined,
+      )
     })
   })
 })
