@@ -19,17 +19,20 @@ export async function operationalState(db: Db): Promise<OperationalState> {
     }[]
   >`
     with stored as (
-      -- Batches' recipients not yet moved into the outbox wait as much as its queued mail.
-      select b.id, b.created_at, ${storedRecipients(db, db`b.id`)} as waiting
+      -- Batches' recipients not yet moved into the outbox wait as much as its queued mail; a
+      -- scheduled batch's only from its time, as scheduled mail does.
+      select b.id, coalesce(b.scheduled_at, b.created_at) as created_at, ${storedRecipients(db, db`b.id`)} as waiting
       from batches b where exists (select 1 from batch_recipients r where r.batch_id = b.id)
+        and not coalesce(b.scheduled_at > mailroom_now(), false)
     )
     select q.queued + (select coalesce(sum(waiting), 0) from stored)::int as queued,
       greatest(q.oldest_seconds, coalesce((select extract(epoch from mailroom_now() - min(created_at)) from stored), 0))::float8
         as oldest_seconds,
       c.active, c.disabled, c.paused, b.batches_running
     from (select count(*)::int as queued,
-                 coalesce(extract(epoch from mailroom_now() - min(created_at)), 0)::float8 as oldest_seconds
-          from outbox where status = 'queued') q,
+                 coalesce(extract(epoch from mailroom_now() - min(coalesce(scheduled_at, created_at))), 0)::float8
+                   as oldest_seconds
+          from outbox where status = 'queued' and not coalesce(scheduled_at > mailroom_now(), false)) q,
          (select count(*) filter (where not disabled and not coalesce(paused_until > mailroom_now(), false))::int as active,
                  count(*) filter (where disabled)::int as disabled,
                  count(*) filter (where not disabled and paused_until > mailroom_now())::int as paused
