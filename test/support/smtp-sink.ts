@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import type { Socket } from 'node:net'
-import { SMTPServer, type SMTPServerError } from 'smtp-server'
-import { inject } from 'vitest'
+import type { SMTPServer } from 'smtp-server'
 import type { SmtpLogin } from '../../src/smtp/transport.ts'
+import { type SinkState, sinkServer } from './smtp-sink-server.ts'
 
 export interface ReceivedMessage {
   envelope: { from: string; to: string[] }
@@ -100,12 +99,6 @@ export interface SmtpSink {
   close(): Promise<void>
 }
 
-function smtpError(code: number, message: string): SMTPServerError {
-  const error: SMTPServerError = new Error(message)
-  error.responseCode = code
-  return error
-}
-
 // Sinks listen on the real SMTP ports, so parallel ones differ by address. Each vitest worker
 // starts in its own block of 127.0.0.x; an address taken anyway (EADDRINUSE) is just skipped.
 const BLOCK = 16
@@ -123,161 +116,47 @@ function candidateHosts(): string[] {
 
 export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink> {
   const { port } = options
-  const username = options.username ?? 'sink-user'
-  const password = options.password ?? `sink-${randomBytes(6).toString('hex')}`
-  const offerStartTls = options.offerStartTls ?? true
-  const certificate = options.tls ?? inject('tls')
-  const behaviour: SinkBehaviour = {
-    rejectRecipients: [],
-    recipientReplies: {},
-    rejectMailFrom: undefined,
-    rejectData: undefined,
-    rejectConnection: undefined,
-    dataDelayMs: 0,
-    dropAfterData: false,
-    throttleAfter: undefined,
-    maxSessions: undefined,
-    ...options.behaviour,
+  const state: SinkState = {
+    behaviour: {
+      rejectRecipients: [],
+      recipientReplies: {},
+      rejectMailFrom: undefined,
+      rejectData: undefined,
+      rejectConnection: undefined,
+      dataDelayMs: 0,
+      dropAfterData: false,
+      throttleAfter: undefined,
+      maxSessions: undefined,
+      ...options.behaviour,
+    },
+    username: options.username ?? 'sink-user',
+    password: options.password ?? `sink-${randomBytes(6).toString('hex')}`,
+    size: options.size ?? 25 * 1024 * 1024,
+    messages: [],
+    dropped: [],
+    waiters: new Set(),
+    authAttempts: 0,
+    connections: 0,
+    closed: 0,
+    receiving: 0,
+    mostReceivingAtOnce: 0,
+    quitSessions: new Set(),
+    openSessions: new Set(),
+    refusedSessions: 0,
+    mostSessionsAtOnce: 0,
+    declaredSizes: [],
+    dataBytes: 0,
+    ehloNames: [],
   }
-  const messages: ReceivedMessage[] = []
-  const dropped: ReceivedMessage[] = []
-  const waiters = new Set<() => void>()
-  let authAttempts = 0
-  let connections = 0
-  let closed = 0
-  let receiving = 0
-  let mostReceivingAtOnce = 0
-  const quitSessions = new Set<string>()
-  const openSessions = new Set<string>()
-  let refusedSessions = 0
-  let mostSessionsAtOnce = 0
-  const declaredSizes: (number | null)[] = []
-  let dataBytes = 0
-  const size = options.size ?? 25 * 1024 * 1024
-  const tooBig = () => smtpError(552, `5.3.4 Message size exceeds fixed maximum message size (${size})`)
-  const ehloNames: string[] = []
-  const noteEhlo = (session: { id: string; hostNameAppearsAs?: string | false }) => {
-    if (session.hostNameAppearsAs && !ehloNames.includes(`${session.id} ${session.hostNameAppearsAs}`)) {
-      ehloNames.push(`${session.id} ${session.hostNameAppearsAs}`)
-    }
-  }
-  // smtp-server logs every command a client sends: how the sink learns which sessions said QUIT.
-  const noLog = () => {}
-  const logger = {
-    info: noLog,
-    warn: noLog,
-    error: noLog,
-    trace: noLog,
-    fatal: noLog,
-    debug(meta: { tnx?: string; cid?: string; command?: string }) {
-      if (meta?.tnx === 'command' && meta.command === 'QUIT' && meta.cid) quitSessions.add(meta.cid)
-    },
-  }
-
-  const throttled = () => behaviour.throttleAfter !== undefined && messages.length >= behaviour.throttleAfter
-  const tooMany = () => smtpError(421, '4.7.0 Too many messages, slow down')
-
-  const server = new SMTPServer({
-    secure: port === 465,
-    key: certificate.key,
-    cert: certificate.cert,
-    authMethods: ['PLAIN', 'LOGIN'],
-    disabledCommands: offerStartTls ? [] : ['STARTTLS'],
-    // Only the client's own refusal then stands between the password and the wire.
-    allowInsecureAuth: !offerStartTls,
-    disableReverseLookup: true,
-    banner: 'mailroom test sink',
-    size,
-    hideSize: options.hideSize ?? false,
-    logger,
-    closeTimeout: 200,
-    onConnect(session, callback) {
-      connections++
-      const refusal = behaviour.rejectConnection
-      if (throttled()) return callback(tooMany())
-      if (refusal) return callback(smtpError(refusal.code, refusal.message))
-      if (behaviour.maxSessions !== undefined && openSessions.size >= behaviour.maxSessions) {
-        refusedSessions++
-        return callback(smtpError(421, '4.7.0 too many connections'))
-      }
-      openSessions.add(session.id)
-      mostSessionsAtOnce = Math.max(mostSessionsAtOnce, openSessions.size)
-      callback()
-    },
-    onClose(session) {
-      closed++
-      openSessions.delete(session.id)
-    },
-    onAuth(auth, session, callback) {
-      noteEhlo(session)
-      authAttempts++
-      if (auth.username === username && auth.password === password) return callback(null, { user: username })
-      callback(smtpError(535, '5.7.8 Authentication credentials invalid'))
-    },
-    onMailFrom(address, session, callback) {
-      noteEhlo(session)
-      const declared = address.args ? (address.args as Record<string, string>).SIZE : undefined
-      declaredSizes.push(declared === undefined ? null : Number(declared))
-      const refusal = behaviour.rejectMailFrom
-      if (throttled()) return callback(tooMany())
-      if (refusal) return callback(smtpError(refusal.code, refusal.message))
-      // smtp-server itself refuses a SIZE= over an announced limit, not over a hidden one.
-      callback(declared !== undefined && Number(declared) > size ? tooBig() : null)
-    },
-    onRcptTo(address, _session, callback) {
-      const lower = address.address.toLowerCase()
-      const own = behaviour.recipientReplies[lower]
-      if (own) return callback(smtpError(own.code, own.message))
-      const refused = behaviour.rejectRecipients.some((r) => r.toLowerCase() === lower)
-      callback(refused ? smtpError(550, `5.1.1 <${address.address}>: User unknown`) : null)
-    },
-    onData(stream, session, callback) {
-      receiving++
-      mostReceivingAtOnce = Math.max(mostReceivingAtOnce, receiving)
-      const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => {
-        dataBytes += chunk.length
-        chunks.push(chunk)
-      })
-      stream.on('end', () => {
-        const { dataDelayMs, dropAfterData } = behaviour
-        const rejectData = stream.sizeExceeded
-          ? { code: 552, message: tooBig().message }
-          : behaviour.rejectData
-        const received = (): ReceivedMessage => {
-          const raw = Buffer.concat(chunks).toString('utf8')
-          const { mailFrom, rcptTo } = session.envelope
-          return {
-            envelope: { from: mailFrom ? mailFrom.address : '', to: rcptTo.map((r) => r.address) },
-            raw,
-            headers: parseHeaders(raw),
-            receivedAt: new Date(),
-          }
-        }
-        if (dropAfterData) {
-          receiving--
-          dropped.push(received())
-          // smtp-server keeps its sessions in `connections`; the session's id is the connection's.
-          const sessions = (server as unknown as { connections: Set<{ id: string; _socket: Socket }> })
-            .connections
-          for (const connection of sessions) if (connection.id === session.id) connection._socket.destroy()
-          return
-        }
-        setTimeout(() => {
-          receiving--
-          if (rejectData) return callback(smtpError(rejectData.code, rejectData.message))
-          messages.push(received())
-          for (const wake of waiters) wake()
-          callback(null, `2.0.0 Ok: queued as ${randomBytes(6).toString('hex')}`)
-        }, dataDelayMs)
-      })
-    },
-  })
+  const server = sinkServer(state, options)
   // Clients failing the TLS handshake on purpose (tests of certificate checks) surface here.
   server.on('error', () => {})
-
   const host = await listen(server, port, options.host ? [options.host] : candidateHosts())
+  return sinkOf(state, server, host, port)
+}
 
+function sinkOf(state: SinkState, server: SMTPServer, host: string, port: SmtpSinkOptions['port']): SmtpSink {
+  const { username, password, messages } = state
   return {
     host,
     port,
@@ -285,66 +164,72 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     password,
     login: { host, port, username, password },
     messages,
-    dropped,
+    dropped: state.dropped,
     get authAttempts() {
-      return authAttempts
+      return state.authAttempts
     },
     get receiving() {
-      return receiving
+      return state.receiving
     },
     get mostReceivingAtOnce() {
-      return mostReceivingAtOnce
+      return state.mostReceivingAtOnce
     },
     get refusedSessions() {
-      return refusedSessions
+      return state.refusedSessions
     },
     get mostSessionsAtOnce() {
-      return mostSessionsAtOnce
+      return state.mostSessionsAtOnce
     },
-    declaredSizes,
+    declaredSizes: state.declaredSizes,
     get dataBytes() {
-      return dataBytes
+      return state.dataBytes
     },
     get connections() {
-      return connections
+      return state.connections
     },
     get closed() {
-      return closed
+      return state.closed
     },
     get quits() {
-      return quitSessions.size
+      return state.quitSessions.size
     },
     get ehloNames() {
-      return ehloNames.map((entry) => entry.slice(entry.indexOf(' ') + 1))
+      return state.ehloNames.map((entry) => entry.slice(entry.indexOf(' ') + 1))
     },
     setBehaviour(patch) {
-      Object.assign(behaviour, patch)
+      Object.assign(state.behaviour, patch)
     },
-    waitForMessages(count, timeoutMs = 5_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (messages.length < count) return
-          finish()
-          resolve(messages.slice())
-        }
-        const timer = setTimeout(() => {
-          finish()
-          reject(
-            new Error(`sink ${host}:${port} got ${messages.length} of ${count} messages in ${timeoutMs} ms`),
-          )
-        }, timeoutMs)
-        const finish = () => {
-          clearTimeout(timer)
-          waiters.delete(check)
-        }
-        waiters.add(check)
-        check()
-      })
-    },
+    waitForMessages: (count, timeoutMs = 5_000) =>
+      waitForMessages(state, `${host}:${port}`, count, timeoutMs),
     close() {
       return new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+function waitForMessages(
+  { messages, waiters }: SinkState,
+  where: string,
+  count: number,
+  timeoutMs: number,
+): Promise<ReceivedMessage[]> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (messages.length < count) return
+      finish()
+      resolve(messages.slice())
+    }
+    const timer = setTimeout(() => {
+      finish()
+      reject(new Error(`sink ${where} got ${messages.length} of ${count} messages in ${timeoutMs} ms`))
+    }, timeoutMs)
+    const finish = () => {
+      clearTimeout(timer)
+      waiters.delete(check)
+    }
+    waiters.add(check)
+    check()
+  })
 }
 
 async function listen(server: SMTPServer, port: number, hosts: string[]): Promise<string> {
@@ -368,25 +253,4 @@ async function listen(server: SMTPServer, port: number, hosts: string[]): Promis
     }
   }
   throw new Error(`SMTP sink found no free loopback address for port ${port}`)
-}
-
-function parseHeaders(raw: string): Map<string, string> {
-  const end = raw.search(/\r?\n\r?\n/)
-  const block = end === -1 ? raw : raw.slice(0, end)
-  const headers = new Map<string, string>()
-  let current: [string, string] | undefined
-  const flush = () => {
-    if (current && !headers.has(current[0])) headers.set(current[0], current[1].trim())
-  }
-  for (const line of block.split(/\r?\n/)) {
-    if (/^[ \t]/.test(line) && current) {
-      current[1] += ` ${line.trim()}`
-      continue
-    }
-    flush()
-    const colon = line.indexOf(':')
-    current = colon > 0 ? [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1)] : undefined
-  }
-  flush()
-  return headers
 }
