@@ -98,15 +98,7 @@ export async function startWorker(
     sweep().catch((error) => log.error({ err: error.message }, 'worker heartbeat failed'))
   }, HEARTBEAT_MS)
 
-  const events: WorkerEvents = new EventEmitter()
-  lookAgainAfterHiddenJobs(events)
-  // graphile-worker 0.17 locks jobs in the name of its worker pool, not of each worker.
-  events.on('pool:create', ({ workerPool }) => {
-    claimant.jobWorkers.add(workerPool.id)
-    recordJobWorker(sql, claimant.id, workerPool.id).catch((error) =>
-      log.warn({ err: error.message }, 'could not record the job worker pool'),
-    )
-  })
+  const events = jobEvents(services, claimant)
   // Our own pools, so that their shutdown can be awaited (graphile-worker does not await the end
   // of a pool it made) and a connection ended by the server during shutdown is only logged.
   const lost = (error: Error) =>
@@ -132,35 +124,7 @@ export async function startWorker(
   const runners = [
     await runner(
       options.concurrency,
-      {
-        [QUEUE_TASK]: async (payload) => {
-          const { connectionId } = payload as QueueRunPayload
-          await drainQueue(services, connectionId, {
-            lanes: options.lanes,
-            claimant,
-            policy: options.retry,
-            stopping: stopping.signal,
-          })
-        },
-        [PROBE_TASK]: async (payload) => {
-          const { connectionId } = payload as ProbePayload
-          const result = await probeConnection(services, connectionId, {
-            intervalMs: options.probeIntervalMs,
-            maxAgeMs: options.retry.maxAgeMs,
-          })
-          if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
-          if (result === 'paused')
-            log.warn({ connectionId }, 'connection paused: its server stays out of reach')
-        },
-        [EXPAND_TASK]: async (payload) => {
-          const links = { secret: services.secret, publicUrl: services.config.publicUrl }
-          await expandBatch({ sql, links }, payload as ExpansionPayload, options.expansion)
-        },
-        [PURGE_TASK]: async () => {
-          const purged = await purgeExpired(sql)
-          log.info({ purged }, 'expired outbox records and counters purged')
-        },
-      },
+      mailTasks(services, options, claimant, stopping.signal),
       // Hourly, so a plan's retention is kept to the hour; `fill` catches up a missed run once.
       `17 * * * * ${PURGE_TASK} ?fill=1h`,
     ),
@@ -183,6 +147,58 @@ export async function startWorker(
       // recorded, and its queue is the next worker's at once, not once the lock looks abandoned.
       await unlockJobWorkers(sql, [...claimant.jobWorkers])
       await unregisterProcess(sql, claimant.id)
+    },
+  }
+}
+
+/** The events of a process's runners: each job worker pool is recorded in the claimant's name. */
+function jobEvents({ log, sql }: Services, claimant: Claimant): WorkerEvents {
+  const events: WorkerEvents = new EventEmitter()
+  lookAgainAfterHiddenJobs(events)
+  // graphile-worker 0.17 locks jobs in the name of its worker pool, not of each worker.
+  events.on('pool:create', ({ workerPool }) => {
+    claimant.jobWorkers.add(workerPool.id)
+    recordJobWorker(sql, claimant.id, workerPool.id).catch((error) =>
+      log.warn({ err: error.message }, 'could not record the job worker pool'),
+    )
+  })
+  return events
+}
+
+/** The tasks of the runner that sends mail: the queues, the probes, batch expansion, the purge. */
+function mailTasks(
+  services: Services,
+  options: WorkerOptions,
+  claimant: Claimant,
+  stopping: AbortSignal,
+): TaskList {
+  const { log, sql } = services
+  return {
+    [QUEUE_TASK]: async (payload) => {
+      const { connectionId } = payload as QueueRunPayload
+      await drainQueue(services, connectionId, {
+        lanes: options.lanes,
+        claimant,
+        policy: options.retry,
+        stopping,
+      })
+    },
+    [PROBE_TASK]: async (payload) => {
+      const { connectionId } = payload as ProbePayload
+      const result = await probeConnection(services, connectionId, {
+        intervalMs: options.probeIntervalMs,
+        maxAgeMs: options.retry.maxAgeMs,
+      })
+      if (result === 'resumed') log.info({ connectionId }, 'connection resumed: its server answers again')
+      if (result === 'paused') log.warn({ connectionId }, 'connection paused: its server stays out of reach')
+    },
+    [EXPAND_TASK]: async (payload) => {
+      const links = { secret: services.secret, publicUrl: services.config.publicUrl }
+      await expandBatch({ sql, links }, payload as ExpansionPayload, options.expansion)
+    },
+    [PURGE_TASK]: async () => {
+      const purged = await purgeExpired(sql)
+      log.info({ purged }, 'expired outbox records and counters purged')
     },
   }
 }
