@@ -37,21 +37,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 async function main() {
   const { BENCH_DIR, BENCH_TLS } = process.env
   if (!BENCH_DIR || !BENCH_TLS) {
-    // Node reads NODE_EXTRA_CA_CERTS only at start: measure in a child that trusts the bench CA.
-    const dir = await openTempDir('mailroom-bench-')
-    const tls = await createTlsMaterial(path.join(dir, 'tls'))
-    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        NODE_EXTRA_CA_CERTS: tls.caPath,
-        BENCH_DIR: dir,
-        BENCH_TLS: JSON.stringify(tls),
-      },
-    })
-    const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)))
-    await rm(dir, { recursive: true, force: true })
-    process.exit(code)
+    return runInTrustingChild()
   }
 
   const dataDir = path.join(BENCH_DIR, 'data')
@@ -78,31 +64,7 @@ async function main() {
     const { key } = await createKey(services.sql, { accountId: account.id, name: 'bench' })
     // node:http with kept-alive sockets: the load generator should cost as little CPU as it can.
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-    const post = (apiPath: string, body: unknown, headers: Record<string, string> = {}) =>
-      new Promise<unknown>((resolve, reject) => {
-        const payload = JSON.stringify(body)
-        const request = http.request(
-          `${service.url}/v1${apiPath}`,
-          {
-            method: 'POST',
-            agent,
-            headers: {
-              authorization: `Bearer ${key}`,
-              'content-type': 'application/json',
-              'content-length': Buffer.byteLength(payload),
-              ...headers,
-            },
-          },
-          async (response) => {
-            const text = await buffer(response).then((b) => b.toString())
-            const status = response.statusCode ?? 0
-            if (status >= 300) reject(new Error(`POST ${apiPath} answered ${status}: ${text}`))
-            else resolve(JSON.parse(text))
-          },
-        )
-        request.on('error', reject)
-        request.end(payload)
-      })
+    const post = poster(`${service.url}/v1`, key, agent)
     const bench = makeBench(
       { url: service.url, key, from, sink, services, accountId: account.id, post },
       {
@@ -137,6 +99,56 @@ async function main() {
     await service.stop()
     await sink.close()
   }
+}
+
+/**
+ * Node reads NODE_EXTRA_CA_CERTS only at start: the bench measures in a child of its own that
+ * trusts the bench's CA, in a temporary directory removed once it ends.
+ */
+async function runInTrustingChild(): Promise<never> {
+  const dir = await openTempDir('mailroom-bench-')
+  const tls = await createTlsMaterial(path.join(dir, 'tls'))
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      NODE_EXTRA_CA_CERTS: tls.caPath,
+      BENCH_DIR: dir,
+      BENCH_TLS: JSON.stringify(tls),
+    },
+  })
+  const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)))
+  await rm(dir, { recursive: true, force: true })
+  process.exit(code)
+}
+
+/** POSTs JSON to `base` with `key` over `agent`: the answer's body, or a rejection above 2xx. */
+function poster(base: string, key: string, agent: http.Agent) {
+  return (apiPath: string, body: unknown, headers: Record<string, string> = {}) =>
+    new Promise<unknown>((resolve, reject) => {
+      const payload = JSON.stringify(body)
+      const request = http.request(
+        `${base}${apiPath}`,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            ...headers,
+          },
+        },
+        async (response) => {
+          const text = await buffer(response).then((b) => b.toString())
+          const status = response.statusCode ?? 0
+          if (status >= 300) reject(new Error(`POST ${apiPath} answered ${status}: ${text}`))
+          else resolve(JSON.parse(text))
+        },
+      )
+      request.on('error', reject)
+      request.end(payload)
+    })
 }
 
 /**

@@ -4,10 +4,12 @@
  * vitest for the test fixture (database, TLS SMTP sink, worker); it asserts nothing.
  */
 import { mkdir } from 'node:fs/promises'
+import type { Page } from 'playwright-core'
 import { it } from 'vitest'
 import { useTestApp } from '../test/support/app.ts'
 import { launchBrowser } from '../test/support/browser.ts'
 import { accountWithPassword } from '../test/support/dashboard.ts'
+import type { SmtpSink } from '../test/support/smtp-sink.ts'
 import { startWebhookReceiver } from '../test/support/webhook-receiver.ts'
 
 const app = useTestApp({}, { listen: true })
@@ -23,8 +25,39 @@ it('takes the screenshots', async () => {
   const browser = await launchBrowser()
   const page = await browser.context.newPage()
   const go = (path: string) => page.goto(`${app.url}${path}`)
+  const key = await signInAndAddConnection(page, go, account.email, sink)
+  const { receiver, webhook, batchId } = await sendTraffic(key)
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  const htmlId = await recordHtmlEmail(account.id)
+  const { audiencePath, templatePath } = await createAudienceAndTemplate(page, go)
+
+  const shots: [string, string][] = [
+    ['overview', '/dashboard'],
+    ['connections', '/dashboard/connections'],
+    ['keys', '/dashboard/keys'],
+    ['outbox', '/dashboard/outbox'],
+    ['outbox-detail', `/dashboard/outbox/${htmlId}`],
+    ['batch', `/dashboard/batches/${batchId}`],
+    ['audience', audiencePath],
+    ['template', templatePath],
+    ['webhook', `/dashboard/webhooks/${webhook.id}`],
+  ]
+  await shoot(page, go, shots)
+  const signedOut = await browser.context.browser()?.newContext()
+  const login = signedOut ? await signedOut.newPage() : await browser.context.newPage()
+  await login.setViewportSize({ width: 1280, height: 800 })
+  await login.goto(`${app.url}/dashboard/login`)
+  await login.screenshot({ path: `${OUT}/sign-in-wide.png`, fullPage: true })
+  await browser.close()
+  await receiver.close()
+})
+
+type Go = (path: string) => Promise<unknown>
+
+/** Signs in as `email`, adds a connection to `sink` and creates a key; the key. */
+async function signInAndAddConnection(page: Page, go: Go, email: string, sink: SmtpSink): Promise<string> {
   await go('/dashboard/login')
-  await page.fill('input[name=email]', account.email)
+  await page.fill('input[name=email]', email)
   await page.fill('input[name=password]', PASSWORD)
   await page.click('button[type=submit]')
   await go('/dashboard/connections')
@@ -38,7 +71,11 @@ it('takes the screenshots', async () => {
   await go('/dashboard/keys')
   await page.fill('input[name=name]', `Production ${HOSTILE}`)
   await page.click('text=Create the key')
-  const key = await page.inputValue('#new-key')
+  return page.inputValue('#new-key')
+}
+
+/** A webhook endpoint for every event, three sends and a batch, as the key's account. */
+async function sendTraffic(key: string) {
   // An endpoint for every event: the sends below leave it deliveries, one of them refused once.
   const receiver = await startWebhookReceiver((n) => (n === 2 ? 500 : 200))
   const hook = await app.request('/webhooks', {
@@ -67,14 +104,18 @@ it('takes the screenshots', async () => {
     },
   })
   const { batch_id: batchId } = (await batch.json()) as { batch_id: number }
-  await new Promise((resolve) => setTimeout(resolve, 3000))
+  return { receiver, webhook, batchId }
+}
+
+/** An email with an HTML body and two attempts, recorded as a real queued send records it. */
+async function recordHtmlEmail(accountId: number): Promise<number> {
   const [html] = await app.services.sql<{ id: number }[]>`
     insert into outbox (account_id, connection_id, status, from_address, to_addresses, subject, message_id, attempts,
                         text_body, html_body, created_at, sent_at)
-    select ${account.id}, c.id, 'sent', c.from_address, '{ada@example.com}', 'Your invoice', '<inv-1@example.com>', 2,
+    select ${accountId}, c.id, 'sent', c.from_address, '{ada@example.com}', 'Your invoice', '<inv-1@example.com>', 2,
            'Hello Ada, your invoice is attached.', ${'<h1 style="color:#0a5">Invoice</h1><p>Hello <b>Ada</b>, your invoice is attached.</p><script>alert(1)</script>'},
            now() - interval '2 minutes', now()
-    from connections c where c.account_id = ${account.id}
+    from connections c where c.account_id = ${accountId}
     returning id`
   // What the server said, as a real queued send records it: deferred once, then taken.
   const deferred = [
@@ -88,6 +129,11 @@ it('takes the screenshots', async () => {
     values (${html?.id ?? 0}, 1, now() - interval '118 seconds', 'deferred', '450 4.2.1 Mailbox busy, try again later',
             ${sql.json(deferred)}),
            (${html?.id ?? 0}, 2, now(), 'delivered', '250 2.0.0 Ok: queued as 4F2A1', ${sql.json(accepted)})`
+  return html?.id ?? 0
+}
+
+/** An audience with members and a template, made through the dashboard; the pages of each. */
+async function createAudienceAndTemplate(page: Page, go: Go) {
   await go('/dashboard/audiences')
   await page.fill('input[name=name]', 'Customers')
   await page.fill('textarea[name=description]', 'Everyone with an active subscription')
@@ -110,18 +156,11 @@ it('takes the screenshots', async () => {
   await page.click('form button[type=submit] >> text=Create')
   await page.click('a >> text=Renewal reminder')
   const templatePath = new URL(page.url()).pathname
+  return { audiencePath, templatePath }
+}
 
-  const shots: [string, string][] = [
-    ['overview', '/dashboard'],
-    ['connections', '/dashboard/connections'],
-    ['keys', '/dashboard/keys'],
-    ['outbox', '/dashboard/outbox'],
-    ['outbox-detail', `/dashboard/outbox/${html?.id}`],
-    ['batch', `/dashboard/batches/${batchId}`],
-    ['audience', audiencePath],
-    ['template', templatePath],
-    ['webhook', `/dashboard/webhooks/${webhook.id}`],
-  ]
+/** Each of `shots` wide and narrow. */
+async function shoot(page: Page, go: Go, shots: [string, string][]) {
   for (const [width, height, suffix] of [
     [1280, 900, 'wide'],
     [390, 844, 'narrow'],
@@ -141,11 +180,4 @@ it('takes the screenshots', async () => {
       await page.setViewportSize({ width, height })
     }
   }
-  const signedOut = await browser.context.browser()?.newContext()
-  const login = signedOut ? await signedOut.newPage() : await browser.context.newPage()
-  await login.setViewportSize({ width: 1280, height: 800 })
-  await login.goto(`${app.url}/dashboard/login`)
-  await login.screenshot({ path: `${OUT}/sign-in-wide.png`, fullPage: true })
-  await browser.close()
-  await receiver.close()
-})
+}

@@ -50,14 +50,7 @@ export const sustained: Scenario = {
       ),
     )
     const { token } = await startSession(bench.services.sql, bench.accountId)
-    const kinds = {
-      send: kind('POST /send'),
-      enqueue: kind('POST /enqueue'),
-      batch: kind(`POST /send/batch ×${BATCH_RECIPIENTS}`),
-      form: kind('POST /forms/{id}'),
-      newest: kind('GET /dashboard/outbox'),
-      older: kind('GET /dashboard/outbox?before='),
-    }
+    const kinds = kindsOfTraffic()
     const atStart = bench.sink.messages.length
     const delivered = () => bench.sink.messages.length - atStart
     let accepted = 0
@@ -76,71 +69,10 @@ export const sustained: Scenario = {
       const started = performance.now()
       const end = started + SECONDS * 1000
       const running = () => performance.now() < end
-      const clients = (count: number, one: () => Promise<void>) =>
-        Array.from({ length: count }, async () => {
-          while (running()) await one()
-        })
       const whenRoom = async () => {
         while (backlog() > BACKLOG_CAP && running()) await sleep(20)
       }
-      const pageAgent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS.dashboard })
-      let messages = 0
-      let submission = 0
-      await Promise.all([
-        timedRequest(kinds.batch, () =>
-          bench
-            .post('/send/batch', {
-              from: bench.from,
-              template: { subject: 'Sustained {{first_name}}', text_body: 'Hello from the bench' },
-              recipients: addresses(BATCH_RECIPIENTS, 'sustained'),
-            })
-            .then(accept(BATCH_RECIPIENTS)),
-        ),
-        ...clients(CLIENTS.send, () =>
-          timedRequest(kinds.send, () =>
-            bench.post('/send', message(messages++, bench.from)).then(accept(1)),
-          ),
-        ),
-        ...clients(CLIENTS.enqueue, async () => {
-          await whenRoom()
-          await timedRequest(kinds.enqueue, () =>
-            bench.post('/enqueue', message(messages++, bench.from)).then(accept(1)),
-          )
-        }),
-        ...clients(CLIENTS.form, async () => {
-          await whenRoom()
-          // Each form takes SUBMISSIONS_PER_HOUR from an address: move on to the next pair.
-          const pair = Math.floor(submission++ / SUBMISSIONS_PER_HOUR)
-          const form = forms[pair % FORMS]
-          const from = `127.0.0.${2 + (Math.floor(pair / FORMS) % CLIENT_ADDRESSES)}`
-          await timedRequest(kinds.form, () =>
-            call(`${bench.url}/forms/${form?.public_id}`, {
-              method: 'POST',
-              localAddress: from,
-              body: new URLSearchParams({
-                name: 'Bench',
-                email: `visitor${pair}@example.com`,
-                message: 'Hello from the sustained run',
-              }).toString(),
-              headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            }).then(accept(1)),
-          )
-        }),
-        ...Array.from({ length: CLIENTS.dashboard }, async () => {
-          // The newest page, then the next older one (the link the page offers), in turn.
-          let older: string | undefined
-          while (running()) {
-            await timedRequest(older ? kinds.older : kinds.newest, async () => {
-              const html = await call(`${bench.url}${older ?? '/dashboard/outbox'}`, {
-                agent: pageAgent,
-                headers: { cookie: `mailroom_session=${token}` },
-              })
-              older = older ? undefined : /href="(\/dashboard\/outbox\?before=\d+)"/.exec(html)?.[1]
-            })
-          }
-        }),
-      ])
-      pageAgent.destroy()
+      await runClients({ bench, kinds, forms, token, running, accept, whenRoom })
       windowSeconds = (performance.now() - started) / 1000
       deliveredInWindow = delivered()
       samples = await rss.stop()
@@ -180,6 +112,97 @@ export const sustained: Scenario = {
     })
     return rows
   },
+}
+
+function kindsOfTraffic() {
+  return {
+    send: kind('POST /send'),
+    enqueue: kind('POST /enqueue'),
+    batch: kind(`POST /send/batch ×${BATCH_RECIPIENTS}`),
+    form: kind('POST /forms/{id}'),
+    newest: kind('GET /dashboard/outbox'),
+    older: kind('GET /dashboard/outbox?before='),
+  }
+}
+
+interface Traffic {
+  bench: Bench
+  kinds: ReturnType<typeof kindsOfTraffic>
+  forms: { public_id: string }[]
+  /** The dashboard session's token. */
+  token: string
+  running: () => boolean
+  /** Counts `count` messages accepted once a request succeeds. */
+  accept: (count: number) => () => void
+  /** Waits until the backlog is below its cap. */
+  whenRoom: () => Promise<void>
+}
+
+/**
+ * The one batch and the clients of every kind, each making one request after the other while
+ * the run lasts.
+ */
+async function runClients({ bench, kinds, forms, token, running, accept, whenRoom }: Traffic): Promise<void> {
+  const clients = (count: number, one: () => Promise<void>) =>
+    Array.from({ length: count }, async () => {
+      while (running()) await one()
+    })
+  const pageAgent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS.dashboard })
+  let messages = 0
+  let submission = 0
+  await Promise.all([
+    timedRequest(kinds.batch, () =>
+      bench
+        .post('/send/batch', {
+          from: bench.from,
+          template: { subject: 'Sustained {{first_name}}', text_body: 'Hello from the bench' },
+          recipients: addresses(BATCH_RECIPIENTS, 'sustained'),
+        })
+        .then(accept(BATCH_RECIPIENTS)),
+    ),
+    ...clients(CLIENTS.send, () =>
+      timedRequest(kinds.send, () => bench.post('/send', message(messages++, bench.from)).then(accept(1))),
+    ),
+    ...clients(CLIENTS.enqueue, async () => {
+      await whenRoom()
+      await timedRequest(kinds.enqueue, () =>
+        bench.post('/enqueue', message(messages++, bench.from)).then(accept(1)),
+      )
+    }),
+    ...clients(CLIENTS.form, async () => {
+      await whenRoom()
+      // Each form takes SUBMISSIONS_PER_HOUR from an address: move on to the next pair.
+      const pair = Math.floor(submission++ / SUBMISSIONS_PER_HOUR)
+      const form = forms[pair % FORMS]
+      const from = `127.0.0.${2 + (Math.floor(pair / FORMS) % CLIENT_ADDRESSES)}`
+      await timedRequest(kinds.form, () =>
+        call(`${bench.url}/forms/${form?.public_id}`, {
+          method: 'POST',
+          localAddress: from,
+          body: new URLSearchParams({
+            name: 'Bench',
+            email: `visitor${pair}@example.com`,
+            message: 'Hello from the sustained run',
+          }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }).then(accept(1)),
+      )
+    }),
+    ...Array.from({ length: CLIENTS.dashboard }, async () => {
+      // The newest page, then the next older one (the link the page offers), in turn.
+      let older: string | undefined
+      while (running()) {
+        await timedRequest(older ? kinds.older : kinds.newest, async () => {
+          const html = await call(`${bench.url}${older ?? '/dashboard/outbox'}`, {
+            agent: pageAgent,
+            headers: { cookie: `mailroom_session=${token}` },
+          })
+          older = older ? undefined : /href="(\/dashboard\/outbox\?before=\d+)"/.exec(html)?.[1]
+        })
+      }
+    }),
+  ])
+  pageAgent.destroy()
 }
 
 function kind(name: string): Kind {
