@@ -19,7 +19,7 @@ import {
   poll,
   postBatch,
 } from '../support/batches.ts'
-import { startSender } from '../support/sending.ts'
+import { type Sender, startSender } from '../support/sending.ts'
 
 const app = useTestApp()
 
@@ -102,6 +102,31 @@ describe('a batch to a large audience', () => {
   // 16 KB per payload, placed in both bodies: the old path would queue 640 MB of rendered text.
   const NOTE = 16_000
 
+  /** Five are delivered (the hourly quota), each rendered with its member's payload when sent. */
+  async function expectSentRenderedPerMember(s: Sender, batchId: number): Promise<void> {
+    const sent = await s.sink.waitForMessages(5, 60_000)
+    await sentRecorded(batchId, 5)
+    const note = 'n'.repeat(NOTE)
+    for (const message of sent) {
+      const to = message.envelope.to[0] as string
+      const name = `M${/^member(\d+)@/.exec(to)?.[1]}`
+      const decoded = decodeMessage(message.raw)
+      expect(decoded.subject).toBe(`Hi ${name}`)
+      expect(decoded.text === `Dear ${name}, ${note}`).toBe(true)
+      expect(decoded.html === `<p>Dear ${name}</p><p>${note}</p>`).toBe(true)
+    }
+    const [record] = await app.services.sql<{ id: number; email: string }[]>`
+      select id, to_addresses[1] as email from outbox where batch_id = ${batchId} and status = 'sent' order by id limit 1`
+    const detail = await outboxRecord(app.services.sql, s.accountId, record?.id as number)
+    const name = `M${/^member(\d+)@/.exec(record?.email ?? '')?.[1]}`
+    // Compared as booleans: a failure would print 16 KB bodies.
+    expect({
+      subject: detail.subject,
+      text: detail.text_body === `Dear ${name}, ${note}`,
+      html: detail.html_body === `<p>Dear ${name}</p><p>${note}</p>`,
+    }).toEqual({ subject: `Hi ${name}`, text: true, html: true })
+  }
+
   it('expands 20000 members inside PostgreSQL: total_count right at creation, /health answering meanwhile, sent rendered per member', {
     timeout: 180_000,
   }, async () => {
@@ -168,28 +193,7 @@ describe('a batch to a large audience', () => {
       select count(distinct message_id)::int as distinct from outbox where batch_id = ${batchId}`
     expect(ids?.distinct).toBe(records?.count)
 
-    // Delivered (five, the hourly quota), each rendered with its member's payload when sent.
-    const sent = await s.sink.waitForMessages(5, 60_000)
-    await sentRecorded(batchId, 5)
-    const note = 'n'.repeat(NOTE)
-    for (const message of sent) {
-      const to = message.envelope.to[0] as string
-      const name = `M${/^member(\d+)@/.exec(to)?.[1]}`
-      const decoded = decodeMessage(message.raw)
-      expect(decoded.subject).toBe(`Hi ${name}`)
-      expect(decoded.text === `Dear ${name}, ${note}`).toBe(true)
-      expect(decoded.html === `<p>Dear ${name}</p><p>${note}</p>`).toBe(true)
-    }
-    const [record] = await app.services.sql<{ id: number; email: string }[]>`
-      select id, to_addresses[1] as email from outbox where batch_id = ${batchId} and status = 'sent' order by id limit 1`
-    const detail = await outboxRecord(app.services.sql, s.accountId, record?.id as number)
-    const name = `M${/^member(\d+)@/.exec(record?.email ?? '')?.[1]}`
-    // Compared as booleans: a failure would print 16 KB bodies.
-    expect({
-      subject: detail.subject,
-      text: detail.text_body === `Dear ${name}, ${note}`,
-      html: detail.html_body === `<p>Dear ${name}</p><p>${note}</p>`,
-    }).toEqual({ subject: `Hi ${name}`, text: true, html: true })
+    await expectSentRenderedPerMember(s, batchId)
     expect((await answerOf(await app.requestRoot('/health'))).status).toBe(200)
   })
 })

@@ -96,7 +96,13 @@ async function seed(): Promise<{ token: string }> {
     form: form.id,
     webhook: (hook.webhook as { id: number }).id,
   }
-  dashboardPages = [
+  ;({ dashboardPages, hostedPages } = pagesOf(ids, form.public_id))
+  return startSession(sql, accountId)
+}
+
+/** The dashboard's pages and the hosted pages of what `seed` made. */
+function pagesOf(ids: Record<string, unknown>, formPublicId: string) {
+  const dashboard = [
     '/dashboard',
     '/dashboard/connections',
     `/dashboard/connections/${ids.connection}`,
@@ -122,13 +128,13 @@ async function seed(): Promise<{ token: string }> {
     '/dashboard/account',
     '/dashboard/no-such-page',
   ]
-  hostedPages = [
+  const hosted = [
     `/signup/${SLUG}`,
-    `/forms/${form.public_id}`,
+    `/forms/${formPublicId}`,
     `/signup/confirm/${'x'.repeat(43)}`,
     `/unsubscribe/${'x'.repeat(80)}`,
   ]
-  return startSession(sql, accountId)
+  return { dashboardPages: dashboard, hostedPages: hosted }
 }
 
 beforeAll(async () => {

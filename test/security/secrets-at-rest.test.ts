@@ -14,9 +14,10 @@ import { registerCommands } from '../../src/cli/commands.ts'
 import { runCli } from '../../src/cli/program.ts'
 import { useTestApp } from '../support/app.ts'
 import { audienceWith, createdBatch, waitForBatchEnd } from '../support/batches.ts'
-import { client } from '../support/dashboard.ts'
+import { type Client, client } from '../support/dashboard.ts'
 import { captureLogs } from '../support/log-capture.ts'
 import { waitForOutboxStatus } from '../support/queue.ts'
+import type { SmtpSink } from '../support/smtp-sink.ts'
 
 const MAILROOM_SECRET = 'mailroom-secret-Qk8vR2nX5tW9yB3dF6hJ1mP4'
 const SMTP_PASSWORD = 'smtp-password-Zq81kL0vXr4ub2Ye'
@@ -73,6 +74,14 @@ function keyOnPage(html: string): string {
 /** The whole tour; returns nothing, it fills `secrets` with what it made. */
 async function tour(): Promise<void> {
   const sink = await app.sink({ port: 2525, password: SMTP_PASSWORD })
+  const { accountId, key } = await operatorSetsUp(sink)
+  const browser = await ownerSignsIn(sink)
+  await apiAndHostedPages(key, accountId)
+  await passwordsChange(browser, key, accountId)
+}
+
+/** The operator makes the account, its connection and a key, then rotates the key. */
+async function operatorSetsUp(sink: SmtpSink): Promise<{ accountId: string; key: string }> {
   // The operator sets the account up.
   const account = await mailroom(
     ['account', 'create', '--email', 'owner@example.com', '--plan', 'pro', '--password-stdin'],
@@ -105,7 +114,11 @@ async function tour(): Promise<void> {
   const rotated = await mailroom(['key', 'rotate', String(created.id)])
   const key = rotated.key as string
   secrets.set('API key (rotated by the operator)', key)
+  return { accountId, key }
+}
 
+/** The owner signs in, once with a wrong password, makes keys and adds a connection. */
+async function ownerSignsIn(sink: SmtpSink): Promise<Client> {
   // The owner signs in, once with a wrong password.
   const browser = client(app)
   await browser.get('/dashboard/login')
@@ -144,7 +157,11 @@ async function tour(): Promise<void> {
   }
   expect(await addConnection(WRONG_SMTP_PASSWORD)).toBe(400)
   expect(await addConnection(SMTP_PASSWORD)).toBe(303)
+  return browser
+}
 
+/** The API, with a wrong key and the right one, and the hosted pages, until the mail is sent. */
+async function apiAndHostedPages(key: string, accountId: string): Promise<void> {
   // The API, with a wrong key and the right one.
   expect(
     (
@@ -201,7 +218,9 @@ async function tour(): Promise<void> {
     ((await queued.json()) as { outboxId: number }).outboxId,
     'sent',
   )
+}
 
+async function passwordsChange(browser: Client, key: string, accountId: string): Promise<void> {
   // Passwords change: in the dashboard (a new session), then by the operator.
   await browser.get('/dashboard/account')
   const changed = await browser.post('/dashboard/account/password', {
