@@ -17,7 +17,7 @@ import {
 } from '../support/sending.ts'
 
 const app = useTestApp()
-const { sender, send, expectSent, setQuotaUsed, setBucket, fillBucket, refused } = limitRequests(app)
+const { sender, send, expectSent, setQuotaUsed, setBucket, refused } = limitRequests(app)
 
 describe('order of checks: daily limit → quota → pacing', () => {
   it('answers DAILY_LIMIT_REACHED when the Free daily limit and the quota are both used up', async () => {
