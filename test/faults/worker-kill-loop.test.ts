@@ -59,6 +59,21 @@ async function heldBy(senders: Sender[], pid: number): Promise<number[]> {
   return rows.map((r) => r.id)
 }
 
+/** PER_WORKER messages for the sender of `round`, enqueued five at a time. */
+async function enqueueRound(s: Sender, round: number): Promise<void> {
+  for (let i = 0; i < PER_WORKER; i += 5) {
+    await Promise.all(
+      Array.from({ length: 5 }, (_, j) =>
+        enqueued(
+          app,
+          s.key,
+          email({ to: `r${round}-${i + j}@example.com`, subject: `kill loop ${round}/${i + j}` }),
+        ),
+      ),
+    )
+  }
+}
+
 describe('SIGKILL at random moments, five times in a row', () => {
   it('every queued message is delivered; a second copy only of one in flight at a kill, with the same Message-ID', {
     timeout: 240_000,
@@ -78,17 +93,7 @@ describe('SIGKILL at random moments, five times in a row', () => {
         behaviour: { dataDelayMs: 100 },
       })
       senders.push(s)
-      for (let i = 0; i < PER_WORKER; i += 5) {
-        await Promise.all(
-          Array.from({ length: 5 }, (_, j) =>
-            enqueued(
-              app,
-              s.key,
-              email({ to: `r${round}-${i + j}@example.com`, subject: `kill loop ${round}/${i + j}` }),
-            ),
-          ),
-        )
-      }
+      await enqueueRound(s, round)
       worker = startWorkerProcess()
       if (round === KILLS) break
       const current = worker

@@ -37,11 +37,12 @@ export function useSmtpOutcomes(app: TestApp) {
     sinks.flaky?.setBehaviour({ rejectData: undefined })
   })
 
-  return { sinks, ...sendChecks(app, sinks), ...connectionChecks(app) }
+  const sending = sinkChecks(app, sinks)
+  return { sinks, ...sending, ...answerChecks(sending.send), ...connectionChecks(app), ...recordChecks(app) }
 }
 
-/** Sends through a sink of `sinks`, and what the answer must be. */
-function sendChecks(app: TestApp, sinks: Sinks) {
+/** Accounts whose connection goes to a sink of `sinks`, sends through them, the sink's replies. */
+function sinkChecks(app: TestApp, sinks: Sinks) {
   /**
    * A new server where the connection's closed `old` one was (same address and port). Other test
    * runs on this machine may take the freed address meanwhile; then the new server listens
@@ -85,6 +86,11 @@ function sendChecks(app: TestApp, sinks: Sinks) {
     sinks.flaky.setBehaviour({ rejectData: reply })
   }
 
+  return { replaceSink, account, send, setReply }
+}
+
+/** What the answer to a send through a sink must be. */
+function answerChecks(send: (seeded: SeededAccount, to?: string) => Promise<Reply>) {
   async function expectSent(seeded: SeededAccount, sink: SmtpSink) {
     const before = sink.messages.length
     const { status, body } = await send(seeded)
@@ -120,16 +126,7 @@ function sendChecks(app: TestApp, sinks: Sinks) {
     expect(sink.messages.length).toBe(before)
   }
 
-  return {
-    replaceSink,
-    account,
-    send,
-    setReply,
-    expectSent,
-    expectInternalError,
-    expectPushback,
-    expectPaused,
-  }
+  return { expectSent, expectInternalError, expectPushback, expectPaused }
 }
 
 /** The state of a seeded account's connection, set and read with SQL, and its counters. */
@@ -189,6 +186,11 @@ function connectionChecks(app: TestApp) {
     expect(await statusOf(seeded)).toBe('paused')
   }
 
+  return { statusOf, expectPauseLeft, endPause, storePassword, aMinuteLater, expectFifthFailurePauses }
+}
+
+/** The last outbox record of a seeded account, and the units its sends took. */
+function recordChecks(app: TestApp) {
   async function lastOutbox(seeded: SeededAccount) {
     const [row] = await app.services.sql<{ status: string; error: string | null; sent_at: Date | null }[]>`
       select status, error, sent_at from outbox where account_id = ${seeded.account.id} order by id desc limit 1`
@@ -203,14 +205,5 @@ function connectionChecks(app: TestApp) {
     return row
   }
 
-  return {
-    statusOf,
-    expectPauseLeft,
-    endPause,
-    storePassword,
-    aMinuteLater,
-    expectFifthFailurePauses,
-    lastOutbox,
-    usage,
-  }
+  return { lastOutbox, usage }
 }

@@ -16,7 +16,12 @@ import { useTestApp } from '../support/app.ts'
 import { createdBatch, waitForBatchEnd } from '../support/batches.ts'
 import { email, enqueued, holdsUntil, keyedRuns, waitFor, waitForMatch } from '../support/queue.ts'
 import { postSend, type Sender, startSender } from '../support/sending.ts'
-import { type Answer, useWebhookReceivers, verified } from '../support/webhook-receiver.ts'
+import {
+  type Answer,
+  type ReceivedWebhook,
+  useWebhookReceivers,
+  verified,
+} from '../support/webhook-receiver.ts'
 
 const app = useTestApp()
 const startReceiver = useWebhookReceivers()
@@ -46,6 +51,75 @@ async function endpointFor(s: Sender, answer?: Answer, events = ALL_EVENTS) {
   return { receiver, secret: body.secret, id: body.webhook.id }
 }
 
+/**
+ * One of each event for `s`'s account: a send and a failed one, a deferred queued email, a
+ * completed and a failed batch, a sign-up and a form submission.
+ */
+async function makeEveryEvent(s: Sender) {
+  const sent = await postSend(app, s.key, { to: 'ann@example.com', subject: 'Hi', text_body: 'x' })
+  const failed = await postSend(app, s.key, { to: 'refused@example.com', subject: 'No', text_body: 'x' })
+  expect([sent.status, failed.status]).toEqual([200, 500])
+  const deferredId = await enqueued(app, s.key, email({ to: 'later@example.com' }))
+  const completed = await createdBatch(app, s.key, {
+    recipients: ['b1@example.com', 'b2@example.com'],
+    template: { subject: 'Batch', text_body: 'x' },
+  })
+  const failedBatch = await createdBatch(app, s.key, {
+    recipients: ['nobody1@example.com', 'nobody2@example.com'],
+    template: { subject: 'Batch', text_body: 'x' },
+  })
+  await waitForBatchEnd(app, s.key, completed)
+  await waitForBatchEnd(app, s.key, failedBatch)
+
+  const audience = await createAudience(app.services.sql, s.accountId, { name: 'News' })
+  await setSignupPage(app.services.sql, s.accountId, audience.id, { slug: 'hook-news' }, '')
+  const signup = await app.requestRoot('/signup/hook-news', {
+    method: 'POST',
+    body: new URLSearchParams({ email: 'joiner@example.com' }),
+  })
+  expect(signup.status).toBe(200)
+  const form = await createForm(app.services.sql, s.accountId, { name: 'Contact' }, '')
+  const submitted = await app.requestRoot(`/forms/${form.public_id}`, {
+    method: 'POST',
+    body: new URLSearchParams({ email: 'guest@example.com', message: 'Hello' }),
+  })
+  expect(submitted.status).toBe(200)
+  return { sent, deferredId, completed, failedBatch, form }
+}
+
+/** The events among `received` of `type` whose data `match` takes, each verified with `secret`. */
+function eventsOf(received: ReceivedWebhook[], secret: string) {
+  return async (type: string, match: (data: Record<string, unknown>) => boolean) =>
+    (await Promise.all(received.map((r) => verified(r, secret)))).filter(
+      (e) => e.type === type && match(e.data as Record<string, unknown>),
+    )
+}
+
+/** Each event type with a test of its data that picks out the event `makeEveryEvent` caused. */
+function expectedEvents({
+  sent,
+  deferredId,
+  completed,
+  failedBatch,
+  form,
+}: Awaited<ReturnType<typeof makeEveryEvent>>): [string, (data: Record<string, unknown>) => boolean][] {
+  const expected: [string, (data: Record<string, unknown>) => boolean][] = [
+    ['email.sent', (d) => d.outbox_id === sent.body.outboxId],
+    // A batch recipient's record keeps no subject of its own: the event's is rendered, as sent.
+    [
+      'email.sent',
+      (d) => d.batch_id === completed && String(d.to) === 'b1@example.com' && d.subject === 'Batch',
+    ],
+    ['email.failed', (d) => d.subject === 'No'],
+    ['email.deferred', (d) => d.outbox_id === deferredId],
+    ['batch.completed', (d) => d.batch_id === completed],
+    ['batch.failed', (d) => d.batch_id === failedBatch],
+    ['audience.member_added', (d) => d.email === 'joiner@example.com'],
+    ['form.submitted', (d) => d.form_id === form.public_id],
+  ]
+  return expected
+}
+
 describe('every event type', () => {
   it('arrives once, signed with the endpoint secret, with the data of what happened', {
     timeout: 60_000,
@@ -61,53 +135,11 @@ describe('every event type', () => {
     // The deferred message is not tried again before the test ends: one attempt, one event.
     await workerWith({}, { retry: retryPolicy(600_000, 8, 600_000) })
 
-    const sent = await postSend(app, s.key, { to: 'ann@example.com', subject: 'Hi', text_body: 'x' })
-    const failed = await postSend(app, s.key, { to: 'refused@example.com', subject: 'No', text_body: 'x' })
-    expect([sent.status, failed.status]).toEqual([200, 500])
-    const deferredId = await enqueued(app, s.key, email({ to: 'later@example.com' }))
-    const completed = await createdBatch(app, s.key, {
-      recipients: ['b1@example.com', 'b2@example.com'],
-      template: { subject: 'Batch', text_body: 'x' },
-    })
-    const failedBatch = await createdBatch(app, s.key, {
-      recipients: ['nobody1@example.com', 'nobody2@example.com'],
-      template: { subject: 'Batch', text_body: 'x' },
-    })
-    await waitForBatchEnd(app, s.key, completed)
-    await waitForBatchEnd(app, s.key, failedBatch)
+    const made = await makeEveryEvent(s)
+    const { sent, deferredId, completed, form } = made
 
-    const audience = await createAudience(app.services.sql, s.accountId, { name: 'News' })
-    await setSignupPage(app.services.sql, s.accountId, audience.id, { slug: 'hook-news' }, '')
-    const signup = await app.requestRoot('/signup/hook-news', {
-      method: 'POST',
-      body: new URLSearchParams({ email: 'joiner@example.com' }),
-    })
-    expect(signup.status).toBe(200)
-    const form = await createForm(app.services.sql, s.accountId, { name: 'Contact' }, '')
-    const submitted = await app.requestRoot(`/forms/${form.public_id}`, {
-      method: 'POST',
-      body: new URLSearchParams({ email: 'guest@example.com', message: 'Hello' }),
-    })
-    expect(submitted.status).toBe(200)
-
-    const has = async (type: string, match: (data: Record<string, unknown>) => boolean) =>
-      (await Promise.all(receiver.received.map((r) => verified(r, secret)))).filter(
-        (e) => e.type === type && match(e.data as Record<string, unknown>),
-      )
-    const expected: [string, (data: Record<string, unknown>) => boolean][] = [
-      ['email.sent', (d) => d.outbox_id === sent.body.outboxId],
-      // A batch recipient's record keeps no subject of its own: the event's is rendered, as sent.
-      [
-        'email.sent',
-        (d) => d.batch_id === completed && String(d.to) === 'b1@example.com' && d.subject === 'Batch',
-      ],
-      ['email.failed', (d) => d.subject === 'No'],
-      ['email.deferred', (d) => d.outbox_id === deferredId],
-      ['batch.completed', (d) => d.batch_id === completed],
-      ['batch.failed', (d) => d.batch_id === failedBatch],
-      ['audience.member_added', (d) => d.email === 'joiner@example.com'],
-      ['form.submitted', (d) => d.form_id === form.public_id],
-    ]
+    const has = eventsOf(receiver.received, secret)
+    const expected = expectedEvents(made)
     await waitFor(
       () => `every event type (got ${receiver.received.map((r) => JSON.parse(r.body).type).join(', ')})`,
       async () => {
