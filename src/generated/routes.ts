@@ -338,11 +338,11 @@ export const EnqueueResponseSchema = z
       }),
     scheduledAt: z.iso
       .datetime({ offset: true })
-      .nullable()
+      .optional()
       .openapi({
         description:
-          'Since version 1.2.0. When a scheduled email is due, ISO 8601 with milliseconds and `Z`; `null` when it was due at once.',
-        example: null,
+          'Since version 1.2.0, only for an email sent with `scheduled_at`: when it is due, ISO 8601 with milliseconds and `Z`. Left out for an email due at once, whose answer is as it was.',
+        example: '2025-01-20T08:00:00.000Z',
       }),
   })
   .openapi({ description: 'Result of `POST /enqueue`.' })
@@ -1132,7 +1132,7 @@ export const WebhookCreateRequestSchema = z
     events: z
       .array(WebhookEventTypeSchema)
       .min(1)
-      .max(7)
+      .max(9)
       .openapi({ description: 'The event types to send (each once).' }),
     description: z
       .string()
@@ -1145,7 +1145,7 @@ export const WebhookCreateRequestSchema = z
 export const WebhookUpdateRequestSchema = z
   .object({
     url: WebhookUrlSchema.optional(),
-    events: z.array(WebhookEventTypeSchema).min(1).max(7).optional(),
+    events: z.array(WebhookEventTypeSchema).min(1).max(9).optional(),
     description: z.string().max(255).optional(),
     enabled: z.boolean().optional(),
   })
@@ -1554,7 +1554,7 @@ export const enqueueEmailRoute = createRoute({
   tags: ['Email'],
   summary: 'Queue an email (Pro)',
   description:
-    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it by `outboxId` with\n`GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n\n**Scheduling** (since version 1.2.0): with `scheduled_at` the email is `scheduled` until\nthat time, then joins the queue; it takes its quota units only when it is sent. Until\nthen `PATCH /emails/{id}` moves it and `POST /emails/{id}/cancel` cancels it. The answer\ngives `scheduledAt` beside `queuedAt` (`null` for an email due now).\n',
+    'Queues one email and returns at once. A background worker sends it, usually within\nseconds, and retries transient failures. Follow it by `outboxId` with\n`GET /emails/{id}` (or in the dashboard outbox). Pro plan: Free gets\n`403 FEATURE_NOT_AVAILABLE` with `details.feature` = `async_sending`.\n\nUnlike `/send`, limits do not fail a queued email: when the connection quota is used up\nthe email waits for the next window; pacing or provider push-back makes it back off and\nretry; a paused connection holds it until it resumes. A disabled connection gives\n`403 CONNECTION_NOT_FOUND` (mail queued before the connection was disabled is held\nuntil it is enabled again; a deleted connection fails the waiting mail).\n`Idempotency-Key` is not supported here. As on `/send`, a request may have at most 10\nrecipients across `to`, `cc` and `bcc` (`400 TOO_MANY_RECIPIENTS`).\n\n**Scheduling** (since version 1.2.0): with `scheduled_at` the email is `scheduled` until\nthat time, then joins the queue; it takes its quota units only when it is sent. Until\nthen `PATCH /emails/{id}` moves it and `POST /emails/{id}/cancel` cancels it. The answer\ngives `scheduledAt` beside `queuedAt` (left out for an email due at once).\n',
   request: { body: { content: { 'application/json': { schema: EmailRequestSchema } }, required: true } },
   responses: {
     200: {

@@ -18,8 +18,8 @@ export interface EnqueueResult {
   outboxId: number
   from: string
   queuedAt: string
-  /** When a scheduled email is due; null when it was due at once. */
-  scheduledAt: string | null
+  /** When a scheduled email is due; left out for one due at once, whose answer is as it was. */
+  scheduledAt?: string
 }
 
 interface Accepted {
@@ -54,7 +54,7 @@ export async function enqueue(
     outboxId: accepted.queued.id,
     from: accepted.connection.from_address,
     queuedAt: accepted.queued.queued_at.toISOString(),
-    scheduledAt: scheduledAt?.toISOString() ?? null,
+    ...(scheduledAt && { scheduledAt: scheduledAt.toISOString() }),
   }
 }
 

@@ -70,7 +70,7 @@ export interface paths {
      *     **Scheduling** (since version 1.2.0): with `scheduled_at` the email is `scheduled` until
      *     that time, then joins the queue; it takes its quota units only when it is sent. Until
      *     then `PATCH /emails/{id}` moves it and `POST /emails/{id}/cancel` cancels it. The answer
-     *     gives `scheduledAt` beside `queuedAt` (`null` for an email due now).
+     *     gives `scheduledAt` beside `queuedAt` (left out for an email due at once).
      */
     post: operations['enqueueEmail']
     delete?: never
@@ -1017,10 +1017,10 @@ export interface components {
       queuedAt: string
       /**
        * Format: date-time
-       * @description Since version 1.2.0. When a scheduled email is due, ISO 8601 with milliseconds and `Z`; `null` when it was due at once.
-       * @example null
+       * @description Since version 1.2.0, only for an email sent with `scheduled_at`: when it is due, ISO 8601 with milliseconds and `Z`. Left out for an email due at once, whose answer is as it was.
+       * @example 2025-01-20T08:00:00.000Z
        */
-      scheduledAt: string | null
+      scheduledAt?: string
     }
     /** @description What the SMTP server answered for one recipient. */
     EmailRecipientOutcome: {
