@@ -25,10 +25,10 @@ export interface OutgoingMessage {
   replyTo?: string | string[]
   /** Headers the service itself computes (List-Unsubscribe). */
   headers?: Record<string, string>
-  /** A caller waits for the answer (POST /send): ahead of queued mail for a session. */
   /** The caller's extra headers, checked (none the service sets, sending/message-extras.ts). */
   extraHeaders?: Record<string, string>
   attachments?: FileAttachment[]
+  /** A caller waits for the answer (POST /send): ahead of queued mail for a session. */
   callerWaits?: boolean
 }
 
