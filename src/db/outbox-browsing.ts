@@ -1,5 +1,5 @@
 import { fieldsShown, replyToShown } from './message-fields.ts'
-import { OUTBOX_COLUMNS, READ_STATUS } from './outbox-records.ts'
+import { OUTBOX_COLUMNS, READ_STATUS, readsAs } from './outbox-records.ts'
 import type { DayActivity, ListedRecord, OutboxDetail, OutboxFilter, StoredRecord } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
 
@@ -19,7 +19,7 @@ function containing(text: string): string {
 
 function conditions(db: Db, filter: OutboxFilter): Fragment[] {
   const parts: Fragment[] = []
-  if (filter.status) parts.push(db`${READ_STATUS(db, db`outbox`)} = ${filter.status}`)
+  if (filter.status) parts.push(readsAs(db, db`outbox`, filter.status))
   if (filter.connectionId !== undefined) parts.push(db`connection_id = ${filter.connectionId}`)
   if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
   if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)

@@ -28,6 +28,18 @@ export const ATTEMPT_LEASE_SECONDS = 300
 export const READ_STATUS = (db: Db, o: Fragment) =>
   db`case when ${o}.status = 'queued' and ${o}.scheduled_at > mailroom_now() then 'scheduled' else ${o}.status end`
 
+/**
+ * A condition: the record (alias `o`) reads as `status` (see READ_STATUS), written so that a
+ * condition on the stored status remains for an index to answer.
+ */
+export function readsAs(db: Db, o: Fragment, status: string): Fragment {
+  if (status === 'scheduled') return db`${o}.status = 'queued' and ${o}.scheduled_at > mailroom_now()`
+  if (status === 'queued') {
+    return db`${o}.status = 'queued' and not coalesce(${o}.scheduled_at > mailroom_now(), false)`
+  }
+  return db`${o}.status = ${status}`
+}
+
 /** A record as OutboxRecord names its columns. */
 export const OUTBOX_COLUMNS = (db: Db) => db`
   id, account_id, connection_id, ${READ_STATUS(db, db`outbox`)} as status, from_address as "from", to_addresses as "to",
