@@ -10,7 +10,7 @@ import { HOUR, MINUTE } from '../../support/clock.ts'
 import { TIMESTAMP, validationBody } from '../../support/matchers.ts'
 import { email, enqueued, ISO_MILLIS, postEnqueue, waitFor } from '../../support/queue.ts'
 import { apiAt, atLaterTime, fromNow, getEmail, moveEmail, statusOf } from '../../support/scheduling.ts'
-import { postSend, type Sender, startSender } from '../../support/sending.ts'
+import { postSend, quotaUsed, type Sender, startSender } from '../../support/sending.ts'
 
 const app = useTestApp()
 const DAY = 24 * HOUR
@@ -100,6 +100,25 @@ describe('scheduled_at on POST /enqueue', () => {
 })
 
 describe('a scheduled email and the queue', () => {
+  it('takes no quota unit while it waits: the connection’s last unit goes to mail due now', async () => {
+    const metered = await startSender(app, 'scheduled-quota', {
+      plan: 'pro',
+      quota: { quota: 1, per: 'day' },
+    })
+    const later = await enqueued(
+      app,
+      metered.key,
+      email({ to: 'later@example.com', scheduled_at: fromNow(HOUR) }),
+    )
+    await app.worker()
+    const now = await enqueued(app, metered.key, email({ to: 'now@example.com' }))
+    await waitFor('the email due now', async () =>
+      (await statusOf(app, metered.key, now)) === 'sent' ? true : undefined,
+    )
+    expect(await quotaUsed(app, metered.connectionId)).toBe(1)
+    expect(await statusOf(app, metered.key, later)).toBe('scheduled')
+  })
+
   it('still waits for its time when a resumed connection lets its waiting mail go', async () => {
     const paused = await startSender(app, 'scheduled-paused', { plan: 'pro' })
     const id = await enqueued(app, paused.key, email({ scheduled_at: fromNow(HOUR) }))
