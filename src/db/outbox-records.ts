@@ -132,8 +132,8 @@ export const EVENT_COLUMNS = (db: Db) => db`
   subject, content_id, payload, attempts, error, recipients, next_attempt_at, tags`
 
 /**
- * The email events (email.sent, .failed or .deferred) of the records the statement changed, which
- * it names `records` (a query or a CTE's name, with EVENT_COLUMNS).
+ * The email events (email.sent, .failed, .deferred or .canceled) of the records the statement
+ * changed, which it names `records` (a query or a CTE's name, with EVENT_COLUMNS).
  */
 export function emailEvents(db: Db, records: Fragment): Fragment {
   return db`select r.account_id, ${emailEventType(db)} as type, ${emailEventData(db)} as data from ${records} r`
