@@ -180,7 +180,7 @@ export function asBatch(row: BatchRow): Batch {
     sent_count: row.sent_count,
     failed_count: row.failed_count,
     progress: row.canceled || row.total_count === 0 ? 100 : Math.floor((100 * handled) / row.total_count),
-    scheduled_at: row.scheduled_at,
+    ...(row.scheduled_at !== null && { scheduled_at: row.scheduled_at }),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }

@@ -751,10 +751,11 @@ export const BatchSchema = z
     scheduled_at: z
       .string()
       .regex(new RegExp('^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$'))
-      .nullable()
+      .optional()
       .openapi({
-        description: 'Since version 1.2.0. When it was scheduled for; `null` when it was not.',
-        example: null,
+        description:
+          "Since version 1.2.0, only for a batch sent with `scheduled_at`: when it was scheduled for. Left out otherwise, so that a batch's answer is as it was.",
+        example: '2025-01-20 08:00:00',
       }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,

@@ -1396,10 +1396,10 @@ export interface components {
        */
       progress: number
       /**
-       * @description Since version 1.2.0. When it was scheduled for; `null` when it was not.
-       * @example null
+       * @description Since version 1.2.0, only for a batch sent with `scheduled_at`: when it was scheduled for. Left out otherwise, so that a batch's answer is as it was.
+       * @example 2025-01-20 08:00:00
        */
-      scheduled_at: string | null
+      scheduled_at?: string
       created_at: components['schemas']['Timestamp']
       updated_at: components['schemas']['Timestamp']
     }
