@@ -34,7 +34,7 @@ export async function cancelEmailRow(db: Db, accountId: number, id: number): Pro
 
 /**
  * Moves the account's scheduled email `id` to `at`, and asks for a run of its connection's queue
- * (which, finding nothing due, asks for its next when the earliest is). False when it was not
+ * (which, with nothing due, asks for its next when the earliest is). False when it was not
  * moved (no such email, or no longer scheduled).
  */
 export async function rescheduleEmailRow(db: Db, accountId: number, id: number, at: Date): Promise<boolean> {
