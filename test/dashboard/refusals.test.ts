@@ -140,7 +140,7 @@ describe('the rules of the API and the operator command, as readable refusals', 
     const page = await browser.post(`/dashboard/batches/${created.batch_id}/delete`)
     expect(page.status).toBe(400)
     expect(textOf(page.html)).toContain(
-      `Batch ${created.batch_id} is pending; only completed or failed batches can be deleted.`,
+      `Batch ${created.batch_id} is pending; only completed, failed or canceled batches can be deleted.`,
     )
   })
 })

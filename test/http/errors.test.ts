@@ -209,6 +209,8 @@ describe('non-numeric IDs in the path', () => {
     expect(withIds.map((op) => op.operationId).sort()).toEqual(
       [
         'addAudienceMembers',
+        'cancelBatch',
+        'cancelEmail',
         'deleteAudience',
         'deleteAudienceMember',
         'deleteBatch',
@@ -219,6 +221,7 @@ describe('non-numeric IDs in the path', () => {
         'getTemplate',
         'listAudienceMembers',
         'updateAudience',
+        'updateEmail',
         'updateTemplate',
         'deleteWebhook',
         'getWebhook',

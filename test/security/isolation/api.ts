@@ -48,6 +48,9 @@ export const API: Record<string, Probe[]> = {
   ],
   'GET /batches/{id}': [probe(BATCH_NOT_FOUND, (t) => ({ id: t.batchId }))],
   'DELETE /batches/{id}': [probe(BATCH_NOT_FOUND, (t) => ({ id: t.spareBatchId }), { phase: DELETES })],
+  'POST /batches/{id}/cancel': [
+    probe(BATCH_NOT_FOUND, (t) => ({ id: t.scheduledBatchId }), { phase: DELETES }),
+  ],
   'GET /audiences': [probe(OWN)],
   'POST /audiences': [probe({ status: 201 }, undefined, { body: (_t, me) => ({ name: `${me.label} new` }) })],
   'GET /audiences/{id}': [probe(ACCESS_DENIED, (t) => ({ id: t.audienceId }))],
@@ -89,6 +92,14 @@ export const API: Record<string, Probe[]> = {
     }),
   ],
   'GET /emails/{id}': [probe(standard(404, 'OUTBOX_RECORD_NOT_FOUND'), (t) => ({ id: t.outboxId }))],
+  'PATCH /emails/{id}': [
+    probe(standard(404, 'OUTBOX_RECORD_NOT_FOUND'), (t) => ({ id: t.scheduledId }), {
+      body: () => ({ scheduled_at: new Date(Date.now() + 48 * 3_600_000).toISOString() }),
+    }),
+  ],
+  'POST /emails/{id}/cancel': [
+    probe(standard(404, 'OUTBOX_RECORD_NOT_FOUND'), (t) => ({ id: t.scheduledId }), { phase: DELETES }),
+  ],
   'GET /webhooks': [probe(OWN)],
   'POST /webhooks': [
     probe({ status: 201 }, undefined, {

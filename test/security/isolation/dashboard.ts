@@ -62,10 +62,18 @@ export const DASHBOARD: Record<string, Probe[]> = {
   ],
   'GET /dashboard/outbox/live': [probe(OWN)],
   'GET /dashboard/outbox/:id': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.outboxId }))],
+  'GET /dashboard/outbox/:id/cancel': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.spareScheduledId }))],
+  'POST /dashboard/outbox/:id/cancel': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.spareScheduledId }), { phase: DELETES }),
+  ],
   'GET /dashboard/batches': [probe(OWN)],
   'GET /dashboard/batches/:id': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.batchId }))],
   'GET /dashboard/batches/:id/live': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.batchId }))],
   'POST /dashboard/batches/:id/retry': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.batchId }))],
+  'GET /dashboard/batches/:id/cancel': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.spareScheduledBatchId }))],
+  'POST /dashboard/batches/:id/cancel': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.spareScheduledBatchId }), { phase: DELETES }),
+  ],
   'POST /dashboard/batches/:id/delete': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.batchId }), { phase: DELETES }),
   ],

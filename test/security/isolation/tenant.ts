@@ -42,6 +42,11 @@ export interface Tenant {
   spareTemplateId: number
   batchId: number
   spareBatchId: number
+  /** Emails and batches scheduled for later, which can still be moved and canceled: one for the API, one for the dashboard. */
+  scheduledId: number
+  spareScheduledId: number
+  scheduledBatchId: number
+  spareScheduledBatchId: number
   formId: number
   formPublicId: string
   webhookId: number
@@ -183,6 +188,38 @@ async function templatesAndBatches(app: TestApp, label: string, key: string) {
   }
 }
 
+/** Two emails and two batches scheduled a day ahead. */
+async function scheduled(app: TestApp, label: string, key: string) {
+  const at = new Date(Date.now() + 24 * 3_600_000).toISOString()
+  const email = async (n: number) =>
+    (
+      await json(
+        await app.request('/enqueue', {
+          key,
+          body: {
+            to: `${label}-later${n}@example.com`,
+            subject: `${label} later`,
+            text_body: 'x',
+            scheduled_at: at,
+          },
+        }),
+      )
+    ).outboxId as number
+  const batch = () =>
+    createdBatch(app, key, {
+      name: `${label} scheduled batch`,
+      recipients: [`${label}-later@example.com`],
+      template: { subject: `${label} later`, text_body: 'x' },
+      scheduled_at: at,
+    })
+  return {
+    scheduledId: await email(1),
+    spareScheduledId: await email(2),
+    scheduledBatchId: await batch(),
+    spareScheduledBatchId: await batch(),
+  }
+}
+
 export async function tenant(app: TestApp, label: string): Promise<Tenant> {
   const { sql, config } = app.services
   const { account, connection, from, key, keyId, browser } = await owner(app, label)
@@ -206,6 +243,7 @@ export async function tenant(app: TestApp, label: string): Promise<Tenant> {
     ...sent,
     ...lists,
     ...(await templatesAndBatches(app, label, key)),
+    ...(await scheduled(app, label, key)),
     formId: form.id,
     formPublicId: form.public_id,
   }
