@@ -308,7 +308,8 @@ function batchProgress(db: Db, batchId: Fragment): Fragment {
     select count(*) filter (where status = 'sent')::int as sent_count,
            count(*) filter (where status = 'failed')::int as failed_count,
            count(*) filter (where status = 'canceled')::int as canceled_count,
-           coalesce(bool_or(status <> 'queued' or attempts > 0), false) as started,
+           -- An email canceled before any attempt started nothing.
+           coalesce(bool_or(status not in ('queued', 'canceled') or attempts > 0), false) as started,
            max(updated_at) as last_change
     from outbox where batch_id = ${batchId}`
 }

@@ -20,7 +20,7 @@ import {
 import { MINUTE } from '../../support/clock.ts'
 import { validationBody } from '../../support/matchers.ts'
 import { waitFor } from '../../support/queue.ts'
-import { apiAt, atLaterTime, cancelBatch, fromNow } from '../../support/scheduling.ts'
+import { apiAt, atLaterTime, cancelBatch, cancelEmail, fromNow } from '../../support/scheduling.ts'
 import { type Sender, startSender } from '../../support/sending.ts'
 
 const app = useTestApp()
@@ -81,14 +81,20 @@ describe('a batch with scheduled_at', () => {
     expect(s.sink.messages.flatMap((m) => m.envelope.to).sort()).toEqual(addresses('sched', 3).sort())
   })
 
-  it('schedules each email of an `emails` batch', async () => {
+  it('schedules each email of an `emails` batch, pending while one waits and another is canceled', async () => {
     const id = await createdBatch(app, s.key, {
-      emails: [{ to: 'one@example.com', ...template }],
+      emails: [
+        { to: 'one@example.com', ...template },
+        { to: 'two@example.com', ...template },
+      ],
       scheduled_at: fromNow(MINUTE),
     })
     expect((await batchOf(app, s.key, id)).status).toBe('pending')
     const listed = await app.request(`/emails?batch_id=${id}&status=scheduled`, { key: s.key })
-    expect(((await listed.json()) as { emails: unknown[] }).emails).toHaveLength(1)
+    const emails = ((await listed.json()) as { emails: { id: number }[] }).emails
+    expect(emails).toHaveLength(2)
+    expect((await cancelEmail(app, s.key, emails[0]?.id as number)).status).toBe(200)
+    expect(await batchOf(app, s.key, id)).toMatchObject({ status: 'pending', progress: 50 })
   })
 
   it('refuses a time in the past or more than 30 days ahead', async () => {
