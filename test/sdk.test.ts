@@ -285,7 +285,9 @@ describe('emails through the SDK', () => {
 
     const { email } = await mailroom.emails.get(sent.outboxId)
     expectTypeOf(email).toEqualTypeOf<Email>()
-    expectTypeOf(email.status).toEqualTypeOf<'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'canceled'>()
+    expectTypeOf(email.status).toEqualTypeOf<
+      'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'canceled'
+    >()
     expectTypeOf(email.history).toEqualTypeOf<EmailEvent[] | undefined>()
     expect(email).toMatchObject({
       id: sent.outboxId,
