@@ -43,8 +43,9 @@ export async function expandBatch(
       async (tx): Promise<'moved' | 'done' | { full: number } | { dueInMs: number }> => {
         const batch = await lockExpandingBatch(tx, run.batchId)
         if (!batch) return 'done'
-        // A scheduled batch's run is asked for at its time; one that runs early (the sweep's) waits.
-        if (batch.dueInMs > 0) return { dueInMs: batch.dueInMs }
+        // A scheduled batch's run is asked for at its time; one that runs early (the sweep's) waits,
+        // unless its connection was deleted: its recipients then fail at once, as queued mail does.
+        if (batch.dueInMs > 0 && batch.connectionId !== null) return { dueInMs: batch.dueInMs }
         queuedAtStart ??= batch.queued
         // A whole chunk at a time (or `ahead`, if smaller): topping up whatever drained while the
         // last step ran moved a few recipients a step, at two statements each (5200 steps for a

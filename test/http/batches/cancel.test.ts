@@ -5,6 +5,7 @@
  * 100, deletable; any other state answers 409 BATCH_NOT_CANCELABLE, another account's 404.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
+import { deleteConnection } from '../../../src/connections/connections.ts'
 import { type TestApp, useTestApp } from '../../support/app.ts'
 import {
   addresses,
@@ -17,7 +18,7 @@ import {
   waitForBatch,
   waitForBatchEnd,
 } from '../../support/batches.ts'
-import { MINUTE } from '../../support/clock.ts'
+import { HOUR, MINUTE } from '../../support/clock.ts'
 import { validationBody } from '../../support/matchers.ts'
 import { waitFor } from '../../support/queue.ts'
 import { apiAt, atLaterTime, cancelBatch, cancelEmail, fromNow } from '../../support/scheduling.ts'
@@ -95,6 +96,19 @@ describe('a batch with scheduled_at', () => {
     expect(emails).toHaveLength(2)
     expect((await cancelEmail(app, s.key, emails[0]?.id as number)).status).toBe(200)
     expect(await batchOf(app, s.key, id)).toMatchObject({ status: 'pending', progress: 50 })
+  })
+
+  it('fails at once when its connection is deleted before its time', async () => {
+    const doomed = await sender('batch-doomed')
+    const id = await createdBatch(app, doomed.key, {
+      template,
+      recipients: addresses('doomed', 2),
+      scheduled_at: fromNow(HOUR),
+    })
+    await app.worker()
+    await deleteConnection(app.services.sql, doomed.connectionId)
+    const ended = await waitForBatchEnd(app, doomed.key, id)
+    expect(ended).toMatchObject({ status: 'failed', failed_count: 2, progress: 100 })
   })
 
   it('refuses a time in the past or more than 30 days ahead', async () => {
