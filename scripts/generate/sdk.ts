@@ -8,7 +8,7 @@
  * reads a `type` beside oneOf as a constraint of its own (`unknown[] & (string | string[])`): that
  * type only names the alternatives (see zod.ts), so it is dropped.
  */
-import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import openapiTS, { astToString, type OpenAPI3, type SchemaObject } from 'openapi-typescript'
 import ts from 'typescript'
 import { isObject, type Json, type JsonObject } from './json-schema.ts'
 import { isRequiredOnly } from './zod.ts'
@@ -22,8 +22,8 @@ export async function sdkTypesSource(doc: JsonObject): Promise<string> {
  * A string marked `x-sdk-bytes` (base64 on the wire) is typed `string | Uint8Array`: the SDK
  * takes bytes too, and encodes them itself (sdk/src/attachments.ts).
  */
-function bytesOrText(schema: { [key: string]: unknown }): ts.TypeNode | undefined {
-  if (schema['x-sdk-bytes'] !== true) return undefined
+function bytesOrText(schema: SchemaObject): ts.TypeNode | undefined {
+  if (!('x-sdk-bytes' in schema) || schema['x-sdk-bytes'] !== true) return undefined
   return ts.factory.createUnionTypeNode([
     ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword),
     ts.factory.createTypeReferenceNode('Uint8Array'),
