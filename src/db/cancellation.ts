@@ -1,6 +1,6 @@
 import { queueRunRequest } from './jobs.ts'
 import { batchEndEvent, EVENT_COLUMNS, emailEvents } from './outbox-records.ts'
-import type { Db } from './sql.ts'
+import type { Db, Sql } from './sql.ts'
 import { eventsRecorded, recordedEvents } from './webhooks.ts'
 
 /**
@@ -34,19 +34,21 @@ export async function cancelEmailRow(db: Db, accountId: number, id: number): Pro
 
 /**
  * Moves the account's scheduled email `id` to `at`, and asks for a run of its connection's queue
- * (which, with nothing due, asks for its next when the earliest is). False when it was not
- * moved (no such email, or no longer scheduled).
+ * (which, with nothing due, asks for its next when the earliest is), in one transaction: a move
+ * to an earlier time is never left without the run that sends it. False when it was not moved
+ * (no such email, or no longer scheduled).
  */
-export async function rescheduleEmailRow(db: Db, accountId: number, id: number, at: Date): Promise<boolean> {
-  const rows = await db<{ connection_id: number }[]>`
-    update outbox set scheduled_at = ${at}, next_attempt_at = ${at}, updated_at = mailroom_now()
-    where id = ${id} and account_id = ${accountId} and ${cancelable(db)}
-      and scheduled_at > mailroom_now()
-    returning connection_id`
-  const [row] = rows
-  if (!row) return false
-  if (row.connection_id !== null) await db`${queueRunRequest(db, row.connection_id)}`
-  return true
+export function rescheduleEmailRow(sql: Sql, accountId: number, id: number, at: Date): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ connection_id: number | null }[]>`
+      update outbox set scheduled_at = ${at}, next_attempt_at = ${at}, updated_at = mailroom_now()
+      where id = ${id} and account_id = ${accountId} and ${cancelable(tx)}
+        and scheduled_at > mailroom_now()
+      returning connection_id`
+    if (!row) return false
+    if (row.connection_id !== null) await tx`${queueRunRequest(tx, row.connection_id)}`
+    return true
+  })
 }
 
 /**

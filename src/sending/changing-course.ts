@@ -1,6 +1,6 @@
 import { cancelEmailRow, rescheduleEmailRow } from '../db/cancellation.ts'
 import { isStorableId } from '../db/ids.ts'
-import type { Db } from '../db/sql.ts'
+import type { Db, Sql } from '../db/sql.ts'
 import { type Email, emailById } from './emails.ts'
 import { notCancelable, notScheduled } from './scheduling.ts'
 
@@ -19,9 +19,9 @@ export async function cancelEmail(db: Db, accountId: number, id: number): Promis
 }
 
 /** Moves the account's scheduled email `id` to `at` (already checked: scheduledTime); answers it. */
-export async function rescheduleEmail(db: Db, accountId: number, id: number, at: Date): Promise<Email> {
-  if (!(isStorableId(id) && (await rescheduleEmailRow(db, accountId, id, at)))) {
-    throw notScheduled(id, (await emailById(db, accountId, id)).status)
+export async function rescheduleEmail(sql: Sql, accountId: number, id: number, at: Date): Promise<Email> {
+  if (!(isStorableId(id) && (await rescheduleEmailRow(sql, accountId, id, at)))) {
+    throw notScheduled(id, (await emailById(sql, accountId, id)).status)
   }
-  return emailById(db, accountId, id)
+  return emailById(sql, accountId, id)
 }
