@@ -1,6 +1,6 @@
 import type { Payload } from './audiences.ts'
 import { dueInMs, webhookRunComing, webhookRunRequest } from './jobs.ts'
-import type { Db, Fragment } from './sql.ts'
+import type { Db, Fragment, Sql } from './sql.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
 
 /**
@@ -243,7 +243,17 @@ export interface DeliveryResult {
  * `disableAfterMs` long the endpoint is disabled with the reason, its waiting deliveries failed.
  * Returns whether this attempt disabled the endpoint.
  */
-export async function settleDelivery(
+export function settleDelivery(
+  sql: Sql,
+  id: number,
+  result: DeliveryResult,
+  disableAfterMs: number,
+): Promise<boolean> {
+  // One transaction: an endpoint is never seen disabled while a delivery of it still waits.
+  return sql.begin((tx) => settleInTransaction(tx, id, result, disableAfterMs))
+}
+
+async function settleInTransaction(
   db: Db,
   id: number,
   result: DeliveryResult,
