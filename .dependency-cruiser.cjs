@@ -9,7 +9,7 @@
  *        ↓
  *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
  *        ↓
- *   leaves         src/clock.ts, config.ts, log.ts, metrics.ts, errors.ts, pinned-version.ts, plans.ts,
+ *   leaves         src/clock.ts, config.ts, log.ts, metrics.ts, app-error.ts, pinned-version.ts, plans.ts,
  *                  project-root.ts, services.ts (types; it also names src/fast-path's), wording.ts,
  *                  src/generated
  *
@@ -18,7 +18,7 @@
 const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/(open-services|web)\\.ts$'
 const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms|webhooks|fast-path)/'
 const INFRA = '^src/(db|smtp|net)/'
-const LEAF = '^src/(clock|config|log|metrics|errors|pinned-version|plans|project-root|services|wording)\\.ts$|^src/generated/'
+const LEAF = '^src/(clock|config|log|metrics|app-error|pinned-version|plans|project-root|services|wording)\\.ts$|^src/generated/'
 
 module.exports = {
   forbidden: [

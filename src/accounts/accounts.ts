@@ -1,3 +1,4 @@
+import { AppError } from '../app-error.ts'
 import {
   type AccountRow,
   insertAccount,
@@ -7,7 +8,6 @@ import {
   updatePlan,
 } from '../db/accounts.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { isPlan, type Plan } from '../plans.ts'
 
 export type Account = AccountRow

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { liftedBy, PLAN_LIMITS, type PlanHolder, type PlanLimits } from '../plans.ts'
 
 /** The Pro features, with the name `details.feature` gives them on a refusal. */

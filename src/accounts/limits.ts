@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { liftedBy, PLAN_LIMITS, type PlanHolder } from '../plans.ts'
 import { counted } from '../wording.ts'
 

@@ -1,9 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { AppError } from '../app-error.ts'
 import { selectAccount } from '../db/accounts.ts'
 import { anyPasswordSet, passwordHash, storePasswordHash } from '../db/passwords.ts'
 import { deleteSessionsOf } from '../db/sessions.ts'
 import type { Db, Sql } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { type Account, createAccount } from './accounts.ts'
 import { scryptThread } from './scrypt-thread.ts'
 

@@ -1,7 +1,7 @@
+import { AppError } from '../app-error.ts'
 import { signInRecord } from '../db/passwords.ts'
 import { clearAttempts, countAttempt, forgiveAttempt } from '../db/sign-in-attempts.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { wholeSeconds } from '../quota/limit-reached.ts'
 import { counted } from '../wording.ts'
 import { verifyPassword } from './passwords.ts'

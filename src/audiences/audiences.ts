@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { AppError } from '../app-error.ts'
 import {
   type AudienceRow,
   audienceById,
@@ -12,13 +13,13 @@ import {
   insertTemporaryAudience,
   type MemberInput,
   memberById,
+  memberPage,
   selectAudiences,
   selectMembers,
   updateAudienceRow,
 } from '../db/audiences.ts'
 import { isStorableId } from '../db/ids.ts'
 import type { Db, Sql } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import type { AudienceMemberSchema, AudienceWithCountSchema, PaginationSchema } from '../generated/routes.ts'
 
 /** An audience exactly as the contract shows it (create and update responses). */
@@ -169,4 +170,20 @@ function own<T extends Audience>(row: T | undefined, accountId: number): T {
   if (!row) throw new AppError('AUDIENCE_NOT_FOUND')
   if (row.user_id !== accountId) throw new AppError('ACCESS_DENIED')
   return row
+}
+
+/** Members on one page of the dashboard. */
+export const MEMBER_PAGE_SIZE = 50
+
+/** A page of the audience's members, in the order they were added, optionally only those whose address contains `search`. */
+export async function browseMembers(
+  sql: Sql,
+  accountId: number,
+  id: number,
+  query: { search?: string | undefined; after?: number | undefined },
+): Promise<{ members: AudienceMember[]; more: number | undefined }> {
+  await getAudience(sql, accountId, id)
+  const rows = await memberPage(sql, id, { ...query, limit: MEMBER_PAGE_SIZE + 1 })
+  const members = rows.slice(0, MEMBER_PAGE_SIZE)
+  return { members, more: rows.length > MEMBER_PAGE_SIZE ? members.at(-1)?.id : undefined }
 }

@@ -2,8 +2,8 @@ import { isUtf8 } from 'node:buffer'
 import { Readable } from 'node:stream'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { CsvError, parse } from 'csv-parse'
+import { AppError } from '../app-error.ts'
 import type { MemberInput } from '../db/audiences.ts'
-import { AppError } from '../errors.ts'
 import { checked, keyedValues, type LineProblem, type ReadMembers, shown } from './member-lines.ts'
 
 /**

@@ -1,6 +1,6 @@
 import type { z } from 'zod'
+import { AppError, invalidInput, type ValidationIssue } from '../app-error.ts'
 import type { Tag } from '../db/outbox-types.ts'
-import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import type { BatchRequestSchema } from '../generated/routes.ts'
 import { givesExtras } from '../sending/email-request.ts'
 import { type MessageExtras, messageExtras } from '../sending/message-extras.ts'

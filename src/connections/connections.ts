@@ -1,5 +1,6 @@
 import { lockAccount } from '../accounts/accounts.ts'
 import { assertBelowPlanLimit } from '../accounts/limits.ts'
+import { AppError } from '../app-error.ts'
 import type { Config } from '../config.ts'
 import {
   type ConnectionView,
@@ -20,7 +21,6 @@ import {
 import { scheduleQueueRun } from '../db/jobs.ts'
 import { failQueuedOfConnection, queuedDueNow } from '../db/queue.ts'
 import type { Db, Fragment, Sql } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { EmailAddressSchema } from '../generated/routes.ts'
 import { sealPassword } from '../smtp/secret-box.ts'
 import { type SmtpLogin, verifySmtpLogin } from '../smtp/transport.ts'

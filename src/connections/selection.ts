@@ -1,6 +1,6 @@
+import { AppError, type ErrorCode } from '../app-error.ts'
 import { type ConnectionRef, connectionNamed, type SendingConnection } from '../db/connections.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError, type ErrorCode } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 
 /**

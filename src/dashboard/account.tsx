@@ -1,12 +1,12 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { changePassword, PASSWORD_LENGTH } from '../accounts/passwords.ts'
 import { leaveMessage, startSession } from '../accounts/sessions.ts'
-import { invalidInput } from '../errors.ts'
+import { invalidInput } from '../app-error.ts'
 import { sessionCookie } from './cookies.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { refused } from './errors.tsx'
-import { readForm } from './form-fields.ts'
 import { PostForm, page, type Refusal } from './layout.tsx'
+import { readPostedFields } from './posted-fields.ts'
+import { refused } from './refusals.tsx'
 import { signedIn } from './resource.ts'
 
 const PAGE = '/dashboard/account'
@@ -16,7 +16,7 @@ export function registerAccount(app: Dashboard): void {
   app.get(PAGE, (c) => accountPage(c, {}))
 
   app.post(`${PAGE}/password`, async (c) => {
-    const form = await readForm(c)
+    const form = await readPostedFields(c)
     const { sql, accountId } = signedIn(c)
     try {
       if (form.text('new_password') !== form.text('repeat_password')) {

@@ -1,10 +1,10 @@
 import { createMiddleware } from 'hono/factory'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { requireFeature } from '../accounts/features.ts'
-import { browseMembers } from '../audiences/account-audiences.ts'
 import {
   type AudienceMember,
   type AudienceWithCount,
+  browseMembers,
   createAudience,
   deleteAudience,
   getAudience,
@@ -17,12 +17,12 @@ import { enableSignupPage, getSignupPage, setSignupPage } from '../signups/signu
 import { counted } from '../wording.ts'
 import { ConfirmLink } from './confirm.tsx'
 import type { Dashboard, DashboardContext, DashboardEnv } from './env.ts'
-import { act } from './errors.tsx'
-import { readForm, validated } from './form-fields.ts'
 import { ActionButton, Pager, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { registerMemberDelete } from './member-delete.tsx'
 import { AddMembers, registerMemberImport } from './member-import.tsx'
 import { storableId } from './params.ts'
+import { readPostedFields, validated } from './posted-fields.ts'
+import { act } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 import { SignupPageSection, signupPageSettings } from './signup-page.tsx'
 
@@ -78,7 +78,7 @@ export function registerAudiences(app: Dashboard): void {
 }
 
 async function create(c: DashboardContext) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return act(
     c,
     LIST,
@@ -101,7 +101,7 @@ async function create(c: DashboardContext) {
 }
 
 async function update(c: DashboardContext, audience: AudienceWithCount) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return act(
     c,
     one(audience.id),
@@ -119,7 +119,7 @@ async function update(c: DashboardContext, audience: AudienceWithCount) {
 }
 
 async function saveSignupPage(c: DashboardContext, audience: AudienceWithCount) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return actOnSignupPage(c, audience, async () => {
     const { sql, accountId, services } = signedIn(c)
     const page = await setSignupPage(

@@ -8,15 +8,15 @@ import {
   listBatches,
   ownBatch,
   retryFailures,
-} from '../batches/account-batches.ts'
+} from '../batches/batch-pages.ts'
 import type { FailedRecipient } from '../db/outbox-types.ts'
 import { isBatchCancelable } from '../sending/scheduling.ts'
 import { counted } from '../wording.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { act, refused } from './errors.tsx'
 import { ActionButton, Pager, page, type Refusal, Table, When } from './layout.tsx'
 import { storableId } from './params.ts'
+import { act, refused } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 
 const BATCHES = resource('/dashboard/batches', (c, id) => ownBatch(signedIn(c).sql, owner(c), id))

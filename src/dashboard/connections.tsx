@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { ownConnection, queuedMail } from '../connections/account-connections.ts'
+import { AppError } from '../app-error.ts'
 import {
   addConnection,
   type ConnectionView,
@@ -11,14 +11,14 @@ import {
   resumeConnection,
   updateConnection,
 } from '../connections/connections.ts'
-import { AppError } from '../errors.ts'
+import { ownConnection, queuedMail } from '../connections/ownership.ts'
 import { counted } from '../wording.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import { ConnectionStatus } from './connection-status.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { act } from './errors.tsx'
-import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
+import { type PostedFields, readPostedFields, wholeNumber } from './posted-fields.ts'
+import { act } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 
 const CONNECTIONS = resource('/dashboard/connections', ownView)
@@ -32,9 +32,12 @@ export function registerConnections(app: Dashboard): void {
   on.create(create)
   on.detail((c, connection) => editPage(c, connection, {}))
   on.update(update)
-  const change = (verb: string, run: (c: DashboardContext, id: number, form: Form) => Promise<string>) =>
+  const change = (
+    verb: string,
+    run: (c: DashboardContext, id: number, form: PostedFields) => Promise<string>,
+  ) =>
     on.action(verb, async (c, current) => {
-      const form = await readForm(c)
+      const form = await readPostedFields(c)
       return act(
         c,
         one(current.id),
@@ -79,7 +82,7 @@ export function registerConnections(app: Dashboard): void {
 }
 
 async function create(c: DashboardContext) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   const { services, accountId } = signedIn(c)
   return act(
     c,
@@ -102,7 +105,7 @@ async function create(c: DashboardContext) {
 }
 
 async function update(c: DashboardContext, current: ConnectionView) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return act(
     c,
     one(current.id),
@@ -127,7 +130,7 @@ async function ownView(c: DashboardContext, id: number): Promise<ConnectionView>
 }
 
 /** The quota typed in the form: none when the amount is blank. */
-function quotaOf(form: Form): QuotaInput | undefined {
+function quotaOf(form: PostedFields): QuotaInput | undefined {
   const quota = wholeNumber(form, 'quota', 'Quota')
   return quota === undefined ? undefined : { quota, per: form.text('per') }
 }
@@ -135,7 +138,7 @@ function quotaOf(form: Form): QuotaInput | undefined {
 type Values = Record<string, string>
 
 /** What was typed, to show again beside a refusal; never a password. */
-function formValues(form: Form): Values {
+function formValues(form: PostedFields): Values {
   return Object.fromEntries(
     ['host', 'port', 'username', 'from', 'quota', 'per', 'rate'].map((name) => [name, form.text(name)]),
   )

@@ -11,9 +11,9 @@ import {
 } from '../forms/forms.ts'
 import { counted } from '../wording.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { act } from './errors.tsx'
-import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
+import { type PostedFields, readPostedFields, wholeNumber } from './posted-fields.ts'
+import { act } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 import { ConnectionChoice, formSnippet, PublicAddress } from './snippets.tsx'
 
@@ -46,7 +46,7 @@ export function registerHostedForms(app: Dashboard): void {
 }
 
 async function create(c: DashboardContext) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return act(
     c,
     LIST,
@@ -60,7 +60,7 @@ async function create(c: DashboardContext) {
 }
 
 async function update(c: DashboardContext, current: HostedForm) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return act(
     c,
     one(current.id),
@@ -74,7 +74,7 @@ async function update(c: DashboardContext, current: HostedForm) {
 }
 
 /** The settings as typed: allowed origins one per line. */
-function settingsOf(form: Form, strict = true): FormSettings {
+function settingsOf(form: PostedFields, strict = true): FormSettings {
   return {
     name: form.text('name'),
     connectionId: strict ? wholeNumber(form, 'connection_id', 'Connection') : undefined,

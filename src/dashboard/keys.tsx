@@ -1,14 +1,14 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { invalidInput } from '../app-error.ts'
 import { type ConnectionView, listConnections } from '../connections/connections.ts'
-import { invalidInput } from '../errors.ts'
-import { ownKey } from '../keys/account-keys.ts'
 import { type ApiKey, createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/keys.ts'
+import { ownKey } from '../keys/ownership.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { act, refused } from './errors.tsx'
-import { type Form, readForm, wholeNumber } from './form-fields.ts'
 import { PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { storableId } from './params.ts'
+import { type PostedFields, readPostedFields, wholeNumber } from './posted-fields.ts'
+import { act, refused } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 
 const KEYS = resource('/dashboard/keys', (c, id) => {
@@ -44,7 +44,7 @@ export function registerKeys(app: Dashboard): void {
     ),
   )
   on.action('scope', async (c, key) => {
-    const form = await readForm(c)
+    const form = await readPostedFields(c)
     return act(
       c,
       LIST,
@@ -58,7 +58,7 @@ export function registerKeys(app: Dashboard): void {
 }
 
 async function create(c: DashboardContext) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   try {
     const { sql, accountId } = signedIn(c)
     const created = await createKey(sql, {
@@ -114,7 +114,7 @@ function revokeConfirmation(c: DashboardContext, key: ApiKey) {
 }
 
 /** The connection a key is scoped to: undefined for all of them. */
-function scopeOf(form: Form): number | undefined {
+function scopeOf(form: PostedFields): number | undefined {
   const raw = form.text('connection')
   if (raw === '' || raw === 'all') return undefined
   const id = storableId(raw)

@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { anyoneCanSignIn } from '../accounts/passwords.ts'
 import { endSession, resumeSession } from '../accounts/sessions.ts'
 import { signIn } from '../accounts/sign-in.ts'
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { clientAddress } from '../net/client-address.ts'
 import { sessionCookie, signInCookie } from './cookies.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { refusalOf, statusOf } from './errors.tsx'
-import { readForm } from './form-fields.ts'
 import { PostForm, plainPage, type Refusal, RefusalNotice } from './layout.tsx'
+import { readPostedFields } from './posted-fields.ts'
+import { refusalOf, statusOf } from './refusals.tsx'
 import { checkFormToken, sessionFormToken } from './security.ts'
 import { requireSession, safeNext } from './session.ts'
 
@@ -23,7 +23,7 @@ export function registerSignIn(app: Dashboard): void {
 
   app.post('/dashboard/login', async (c) => {
     await checkFormToken(c, signInCookie.get(c))
-    const form = await readForm(c)
+    const form = await readPostedFields(c)
     const next = safeNext(form.text('next'))
     try {
       const { token } = await signIn(c.get('services').sql, {

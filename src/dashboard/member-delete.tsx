@@ -6,8 +6,8 @@ import {
 } from '../audiences/audiences.ts'
 import { type Confirmation, confirmPage } from './confirm.tsx'
 import type { DashboardContext } from './env.ts'
-import { act } from './errors.tsx'
 import { idParam } from './params.ts'
+import { act } from './refusals.tsx'
 import { type Routes, signedIn } from './resource.ts'
 
 const LIST = '/dashboard/audiences'

@@ -1,15 +1,15 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { leaveMessage } from '../accounts/sessions.ts'
-import { importMembers } from '../audiences/account-audiences.ts'
+import { AppError } from '../app-error.ts'
 import { type AudienceWithCount, getAudience } from '../audiences/audiences.ts'
 import { CSV_LIMITS, readMemberCsv } from '../audiences/member-csv.ts'
+import { importMembers } from '../audiences/member-import.ts'
 import { type ReadMembers, readMemberLines } from '../audiences/member-lines.ts'
-import { AppError } from '../errors.ts'
 import { counted } from '../wording.ts'
 import type { DashboardContext } from './env.ts'
-import { refused } from './errors.tsx'
-import { type Form, readForm } from './form-fields.ts'
 import { PostForm, type Refusal } from './layout.tsx'
+import { type PostedFields, readPostedFields } from './posted-fields.ts'
+import { refused } from './refusals.tsx'
 import { type Routes, signedIn } from './resource.ts'
 
 const LIST = '/dashboard/audiences'
@@ -25,7 +25,7 @@ export type AudiencePage = (
 /** Members added to an audience: typed as lines, or imported from a CSV file. */
 export function registerMemberImport(on: Routes<AudienceWithCount>, audiencePage: AudiencePage): void {
   on.action('members', async (c, audience) => {
-    const text = (await readForm(c)).text('lines')
+    const text = (await readPostedFields(c)).text('lines')
     const refusedLines: string[] = []
     const chunks = function* () {
       for (const chunk of readMemberLines(text)) {
@@ -37,12 +37,12 @@ export function registerMemberImport(on: Routes<AudienceWithCount>, audiencePage
   })
 
   on.action('members/csv', async (c, audience) => {
-    const file = fileOf(await readForm(c))
+    const file = fileOf(await readPostedFields(c))
     return added(c, audience, audiencePage, readMemberCsv(new Uint8Array(await file.arrayBuffer())))
   })
 }
 
-function fileOf(form: Form): File {
+function fileOf(form: PostedFields): File {
   const file = form.file('file')
   if (!file) throw new AppError('INVALID_CSV', 'Choose a CSV file to import')
   return file

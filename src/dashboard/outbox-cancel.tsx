@@ -4,9 +4,9 @@ import { cancelEmail } from '../sending/changing-course.ts'
 import { outboxRecord } from '../sending/outbox-views.ts'
 import { confirmPage } from './confirm.tsx'
 import type { DashboardContext } from './env.ts'
-import { act } from './errors.tsx'
 import { page, type Refusal } from './layout.tsx'
 import { OUTBOX_PATH, RecordPage } from './outbox-record.tsx'
+import { act } from './refusals.tsx'
 import { type Routes, signedIn } from './resource.ts'
 
 /**

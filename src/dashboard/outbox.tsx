@@ -1,14 +1,14 @@
+import { invalidInput, type ValidationIssue } from '../app-error.ts'
 import { listConnections } from '../connections/connections.ts'
 import type { OutboxFilter, OutboxRecord, Tag } from '../db/outbox-types.ts'
-import { invalidInput, type ValidationIssue } from '../errors.ts'
 import { isCalendarDay, listOutbox, type OutboxPage, outboxRecord } from '../sending/outbox-views.ts'
 import { MAX_TAGS, tagOfFilter } from '../sending/tags.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { refusalOf } from './errors.tsx'
 import { Pager, page, type Refusal, Table, When } from './layout.tsx'
 import { registerOutboxCancel } from './outbox-cancel.tsx'
 import { OUTBOX_PATH as LIST, RecordPage, StatusTag } from './outbox-record.tsx'
 import { storableId } from './params.ts'
+import { refusalOf } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 
 /** The newest page refreshes itself this often (seconds). */

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
 import { createMiddleware } from 'hono/factory'
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import type { DashboardContext, DashboardEnv } from './env.ts'
-import { readForm } from './form-fields.ts'
+import { readPostedFields } from './posted-fields.ts'
 
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
 
@@ -59,7 +59,7 @@ export const sameOrigin = createMiddleware<DashboardEnv>(async (c, next) => {
 /** Refuses a state-changing request whose form does not carry `expected` as its token. */
 export async function checkFormToken(c: DashboardContext, expected: string | undefined): Promise<void> {
   if (SAFE_METHODS.has(c.req.method)) return
-  const sent = Buffer.from((await readForm(c)).text('csrf'))
+  const sent = Buffer.from((await readPostedFields(c)).text('csrf'))
   const wanted = Buffer.from(expected ?? '')
   if (wanted.length === 0 || sent.length !== wanted.length || !timingSafeEqual(sent, wanted))
     throw crossSite()

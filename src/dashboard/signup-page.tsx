@@ -1,13 +1,13 @@
 import type { ConnectionView } from '../connections/connections.ts'
 import type { SignupPage, SignupPageSettings } from '../signups/signup-pages.ts'
 import { counted } from '../wording.ts'
-import type { Form } from './form-fields.ts'
-import { wholeNumber } from './form-fields.ts'
 import { ActionButton, PostForm } from './layout.tsx'
+import type { PostedFields } from './posted-fields.ts'
+import { wholeNumber } from './posted-fields.ts'
 import { ConnectionChoice, PublicAddress, signupSnippet } from './snippets.tsx'
 
 /** The sign-up page's settings as typed in its form. */
-export function signupPageSettings(form: Form): SignupPageSettings {
+export function signupPageSettings(form: PostedFields): SignupPageSettings {
   return {
     slug: form.text('slug').trim(),
     title: form.text('title'),

@@ -11,10 +11,10 @@ import {
   updateTemplate,
 } from '../templates/templates.ts'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { act } from './errors.tsx'
-import { type Form, readForm, validated } from './form-fields.ts'
 import { HtmlPreview } from './html-preview.tsx'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
+import { type PostedFields, readPostedFields, validated } from './posted-fields.ts'
+import { act } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 
 const TEMPLATES = resource('/dashboard/templates', (c, id) => {
@@ -32,7 +32,7 @@ interface Fields {
   html_body: string
 }
 
-function fieldsOf(form: Form): Fields {
+function fieldsOf(form: PostedFields): Fields {
   return {
     name: form.text('name'),
     subject: form.text('subject'),
@@ -54,7 +54,7 @@ export function registerTemplates(app: Dashboard): void {
   on.update(update)
   // Renders what is in the form, saved or not, with the sample values given.
   on.action('preview', async (c, template) => {
-    const form = await readForm(c)
+    const form = await readPostedFields(c)
     return editPage(c, template, { fields: fieldsOf(form), sample: form.text('sample') })
   })
   on.action('delete', (c, template) =>
@@ -72,7 +72,7 @@ export function registerTemplates(app: Dashboard): void {
 }
 
 async function create(c: DashboardContext) {
-  const fields = fieldsOf(await readForm(c))
+  const fields = fieldsOf(await readPostedFields(c))
   return act(
     c,
     LIST,
@@ -92,7 +92,7 @@ async function create(c: DashboardContext) {
 }
 
 async function update(c: DashboardContext, template: Template) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   const fields = fieldsOf(form)
   return act(
     c,

@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { invalidInput } from '../errors.ts'
+import { invalidInput } from '../app-error.ts'
 import { WebhookEventTypeSchema } from '../generated/routes.ts'
 import {
   createWebhook,
@@ -16,10 +16,10 @@ import {
 } from '../webhooks/endpoints.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
-import { act, refused } from './errors.tsx'
-import { type Form, readForm } from './form-fields.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
 import { idParam } from './params.ts'
+import { type PostedFields, readPostedFields } from './posted-fields.ts'
+import { act, refused } from './refusals.tsx'
 import { resource, routes, signedIn } from './resource.ts'
 
 const WEBHOOKS = resource('/dashboard/webhooks', (c, id) => {
@@ -77,7 +77,7 @@ export function registerWebhooks(app: Dashboard): void {
 }
 
 async function create(c: DashboardContext) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   try {
     const { services, accountId } = signedIn(c)
     const created = await createWebhook(services, accountId, {
@@ -99,7 +99,7 @@ async function create(c: DashboardContext) {
 }
 
 async function update(c: DashboardContext, current: Webhook) {
-  const form = await readForm(c)
+  const form = await readPostedFields(c)
   return act(
     c,
     one(current.id),
@@ -147,7 +147,7 @@ function deleteConfirmation(c: DashboardContext, current: Webhook) {
   })
 }
 
-function eventsOf(form: Form): WebhookEventType[] {
+function eventsOf(form: PostedFields): WebhookEventType[] {
   const events = EVENT_TYPES.filter((type) => form.checked(`event:${type}`))
   if (events.length === 0) {
     throw invalidInput([{ path: ['events'], message: 'Choose at least one event', code: 'too_small' }])

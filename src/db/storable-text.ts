@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors.ts'
+import type { ValidationIssue } from '../app-error.ts'
 
 /** A value met in the walk, with the way back to the root its issue's path is read from. */
 interface Visit {

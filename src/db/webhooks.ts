@@ -253,12 +253,7 @@ export function settleDelivery(
   return sql.begin((tx) => settleInTransaction(tx, id, result, disableAfterMs))
 }
 
-async function settleInTransaction(
-  db: Db,
-  id: number,
-  result: DeliveryResult,
-  disableAfterMs: number,
-): Promise<boolean> {
+async function settleInTransaction(db: Db, id: number, result: DeliveryResult, disableAfterMs: number) {
   const ok = result.error === null
   const status = ok ? 'delivered' : result.retryInMs === null ? 'failed' : 'pending'
   const [row] = await db<{ endpoint_id: number; newly_disabled: boolean; failed_too_long: boolean }[]>`

@@ -1,7 +1,7 @@
+import { AppError } from '../app-error.ts'
 import type { Clock } from '../clock.ts'
 import { type KeyOwner, usableKeysByHash } from '../db/api-keys.ts'
 import type { Sql } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import type { Caller } from '../keys/caller.ts'
 import { authenticate, sha256 } from '../keys/keys.ts'
 import { ExpiringCache } from './expiring-cache.ts'

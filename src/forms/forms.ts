@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { AppError, invalidInput } from '../app-error.ts'
 import { selectAccount } from '../db/accounts.ts'
 import { ownsConnection } from '../db/connections.ts'
 import {
@@ -13,7 +14,6 @@ import {
 import { isStorableId } from '../db/ids.ts'
 import type { Db } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
-import { AppError, invalidInput } from '../errors.ts'
 
 /** A hosted form (docs/hosted-pages.md), as the operator command and dashboard show it. */
 export interface Form {

@@ -1,9 +1,9 @@
 import { PUBLIC_BODY_LIMIT_BYTES, pageApp } from '../net/page-app.ts'
 import type { Services } from '../services.ts'
 import type { Hosted, HostedEnv } from './env.ts'
-import { notFound, onError } from './errors.tsx'
-import { registerForms } from './forms.tsx'
+import { registerForms } from './form-submissions.tsx'
 import { registerHostedAssets } from './layout.tsx'
+import { notFound, onError } from './refusals.tsx'
 import { registerSignup } from './signup.tsx'
 import { registerUnsubscribe } from './unsubscribe.tsx'
 

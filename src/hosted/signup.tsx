@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { HONEYPOT_FIELD } from '../forms/submission.ts'
 import { clientAddress } from '../net/client-address.ts'
 import {

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import type { HostedContext } from './env.ts'
 
 /**

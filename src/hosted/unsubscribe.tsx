@@ -1,5 +1,5 @@
+import { AppError } from '../app-error.ts'
 import { unsubscribe, verifyUnsubscribeToken } from '../audiences/unsubscribe.ts'
-import { AppError } from '../errors.ts'
 import type { Hosted } from './env.ts'
 import { hostedPage } from './layout.tsx'
 

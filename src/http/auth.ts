@@ -1,6 +1,6 @@
 import type { RouteConfig } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { API_BASE, type AppEnv } from './env.ts'
 
 const BEARER = /^Bearer +(\S+) *$/i

@@ -1,7 +1,7 @@
 import { bodyLimit } from 'hono/body-limit'
 import { createMiddleware } from 'hono/factory'
+import { AppError } from '../app-error.ts'
 import type { Config } from '../config.ts'
-import { AppError } from '../errors.ts'
 import { API_BASE, type AppEnv } from './env.ts'
 
 /** The operations whose bodies carry an email's attachments, under the API's base. */

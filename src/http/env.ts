@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { ValidationIssue } from '../errors.ts'
+import type { ValidationIssue } from '../app-error.ts'
 import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { Caller } from '../keys/caller.ts'
 import type { Services } from '../services.ts'

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { lockAccount } from '../accounts/accounts.ts'
 import { assertBelowPlanLimit } from '../accounts/limits.ts'
+import { AppError } from '../app-error.ts'
 import {
   type ApiKeyRow,
   countUnrevokedKeys,
@@ -16,7 +17,6 @@ import {
 } from '../db/api-keys.ts'
 import { ownsConnection } from '../db/connections.ts'
 import type { Db, Sql } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import type { Caller } from './caller.ts'
 
 export type ApiKey = ApiKeyRow

@@ -1,7 +1,7 @@
 import { type ErrorHandler, Hono, type NotFoundHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { createMiddleware } from 'hono/factory'
-import { AppError, invalidInput } from '../errors.ts'
+import { AppError, invalidInput } from '../app-error.ts'
 import type { Logger } from '../log.ts'
 import { interruption } from './request-guard.ts'
 

@@ -1,4 +1,4 @@
-import { AppError, type ErrorDetails } from '../errors.ts'
+import { AppError, type ErrorDetails } from '../app-error.ts'
 
 /**
  * A sending limit said "not now": `/send` answers it (429), while queued and batch mail waits

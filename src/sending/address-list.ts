@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../errors.ts'
+import type { ValidationIssue } from '../app-error.ts'
 import { EmailAddressSchema } from '../generated/routes.ts'
 
 /** An address quoted back in a message is cut to the longest a valid one can be. */

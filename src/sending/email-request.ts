@@ -1,5 +1,5 @@
+import { AppError, invalidInput, type ValidationIssue } from '../app-error.ts'
 import type { Tag } from '../db/outbox-types.ts'
-import { AppError, invalidInput, type ValidationIssue } from '../errors.ts'
 import { addressesOf } from './address-list.ts'
 import { type ExtrasBody, type MessageExtras, messageExtras } from './message-extras.ts'
 import { checkedTags } from './tags.ts'

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { invalidInput, type ValidationIssue } from '../app-error.ts'
 import { isStorableId } from '../db/ids.ts'
 import type {
   HistoryEvent,
@@ -9,7 +10,6 @@ import type {
   Tag,
 } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
-import { invalidInput, type ValidationIssue } from '../errors.ts'
 import type { CursorPaginationSchema, EmailEventSchema, EmailSchema } from '../generated/routes.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
 import { isCalendarDay, listOutbox, outboxRecord } from './outbox-views.ts'

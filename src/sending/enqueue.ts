@@ -8,9 +8,9 @@ import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
 import { currentRequestId } from '../log.ts'
+import { outboxMessage } from './attempts.ts'
 import type { EmailRequest } from './email-request.ts'
 import { queuedFields } from './message-extras.ts'
-import { outboxMessage } from './outbox.ts'
 
 export interface EnqueueResult {
   success: true

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { ValidationIssue } from '../errors.ts'
+import type { ValidationIssue } from '../app-error.ts'
 import { contentTypeOf } from '../smtp/nodemailer-internals.ts'
 import { addressesOf } from './address-list.ts'
 

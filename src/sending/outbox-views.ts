@@ -1,8 +1,8 @@
+import { AppError } from '../app-error.ts'
 import { isStorableId } from '../db/ids.ts'
 import { outboxPage, outboxRecordDetail } from '../db/outbox-browsing.ts'
 import type { ListedRecord, OutboxDetail, OutboxFilter } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { rendered } from './rendered.ts'
 
 /** Records on one page of the dashboard's outbox. */

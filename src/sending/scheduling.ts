@@ -1,4 +1,4 @@
-import { AppError, invalidInput } from '../errors.ts'
+import { AppError, invalidInput } from '../app-error.ts'
 
 /**
  * Scheduled sends and changing one's mind: what a `scheduled_at` may be, and what can still be

@@ -1,5 +1,5 @@
+import type { ValidationIssue } from '../app-error.ts'
 import type { Tag } from '../db/outbox-types.ts'
-import type { ValidationIssue } from '../errors.ts'
 
 /**
  * Tags, the labels an email is found by (openapi/openapi.yaml, Tags): the generated validator

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { requireFeature } from '../accounts/features.ts'
+import { AppError, invalidInput } from '../app-error.ts'
 import { selectConnection } from '../connections/selection.ts'
 import { selectAccount } from '../db/accounts.ts'
 import { audienceById, insertMembers } from '../db/audiences.ts'
@@ -22,9 +23,8 @@ import {
 import type { Db, Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { recordMemberAdded } from '../db/webhooks.ts'
-import { AppError, invalidInput } from '../errors.ts'
 import { EmailAddressSchema } from '../generated/routes.ts'
-import { newMessageId } from '../sending/outbox.ts'
+import { newMessageId } from '../sending/attempts.ts'
 import { countSubmission, SIGNUPS_PER_HOUR } from './submission-limit.ts'
 
 /** An audience's hosted sign-up page (docs/hosted-pages.md). */

@@ -1,6 +1,6 @@
+import { AppError } from '../app-error.ts'
 import { countPublicSubmission } from '../db/public-submissions.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { counted } from '../wording.ts'
 
 /** Sign-ups from one client address to one page in an hour (docs/decisions.md, hosted pages). */

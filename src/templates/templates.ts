@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { lockAccount } from '../accounts/accounts.ts'
+import { AppError, invalidInput } from '../app-error.ts'
 import { isStorableId } from '../db/ids.ts'
 import type { Db, Sql } from '../db/sql.ts'
 import {
@@ -11,7 +12,6 @@ import {
   templateById,
   updateTemplateRow,
 } from '../db/templates.ts'
-import { AppError, invalidInput } from '../errors.ts'
 import type { TemplateSchema } from '../generated/routes.ts'
 import { liftedBy, PLAN_LIMITS } from '../plans.ts'
 import { counted } from '../wording.ts'

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { lockAccount } from '../accounts/accounts.ts'
+import { AppError } from '../app-error.ts'
 import type { Config } from '../config.ts'
 import { isStorableId } from '../db/ids.ts'
 import { scheduleWebhookRun } from '../db/jobs.ts'
@@ -17,7 +18,6 @@ import {
   setEndpointSecret,
   updateEndpointRow,
 } from '../db/webhooks.ts'
-import { AppError } from '../errors.ts'
 import type { WebhookEventTypeSchema } from '../generated/routes.ts'
 import { HostAddressError, resolvePublicHost } from '../net/public-address.ts'
 import { WEBHOOK_HOST } from '../net/webhook-post.ts'

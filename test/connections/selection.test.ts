@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { AppError } from '../../src/app-error.ts'
 import { chooseConnection, chosenConnection, connectionRef } from '../../src/connections/selection.ts'
 import type { SendingConnection } from '../../src/db/connections.ts'
-import { AppError } from '../../src/errors.ts'
 
 function connection(fields: Partial<SendingConnection> = {}): SendingConnection {
   return {

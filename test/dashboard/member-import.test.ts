@@ -4,9 +4,9 @@
  * its refused lines listed up to a hundred.
  */
 import { describe, expect, it } from 'vitest'
-import { importMembers, SHOWN_PROBLEMS } from '../../src/audiences/account-audiences.ts'
 import { createAudience } from '../../src/audiences/audiences.ts'
 import { CSV_LIMITS } from '../../src/audiences/member-csv.ts'
+import { importMembers, SHOWN_PROBLEMS } from '../../src/audiences/member-import.ts'
 import type { ReadMembers } from '../../src/audiences/member-lines.ts'
 import { useTestApp } from '../support/app.ts'
 import { signedIn, textOf } from '../support/dashboard.ts'

@@ -12,7 +12,7 @@ import { parse } from 'yaml'
 import { readCatalog } from '../../scripts/generate/errors.ts'
 import type { JsonObject } from '../../scripts/generate/json-schema.ts'
 import { ROOT } from '../../scripts/generate.ts'
-import { AppError, type ErrorCode, invalidInput } from '../../src/errors.ts'
+import { AppError, type ErrorCode, invalidInput } from '../../src/app-error.ts'
 import { ERROR_CATALOG } from '../../src/generated/errors.ts'
 import {
   SimpleErrorSchema,
@@ -21,7 +21,7 @@ import {
   ValidationErrorSchema,
 } from '../../src/generated/routes.ts'
 import { createApp } from '../../src/http/app.ts'
-import { errorResponse, MAX_REPORTED_ISSUES } from '../../src/http/errors.ts'
+import { errorResponse, MAX_REPORTED_ISSUES } from '../../src/http/error-responses.ts'
 import type { Services } from '../../src/services.ts'
 
 const SCHEMAS = {

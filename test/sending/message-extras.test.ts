@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import type { ValidationIssue } from '../../src/errors.ts'
+import type { ValidationIssue } from '../../src/app-error.ts'
 import { messageExtras } from '../../src/sending/message-extras.ts'
 import { countTurns } from '../support/event-loop-turns.ts'
 

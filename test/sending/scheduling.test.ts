@@ -3,7 +3,7 @@
  * database (src/sending/scheduling.ts).
  */
 import { describe, expect, it } from 'vitest'
-import { AppError } from '../../src/errors.ts'
+import { AppError } from '../../src/app-error.ts'
 import {
   isBatchCancelable,
   isCancelable,

@@ -1,4 +1,4 @@
-import { AppError } from '../../src/errors.ts'
+import { AppError } from '../../src/app-error.ts'
 
 /** The AppError an operation is refused with, whether it throws at once or rejects later. */
 export async function refusal(operation: Promise<unknown> | (() => Promise<unknown>)): Promise<AppError> {

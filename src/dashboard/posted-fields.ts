@@ -1,10 +1,10 @@
 import type { ZodError, ZodType } from 'zod'
+import { invalidInput, zodIssues } from '../app-error.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
-import { invalidInput, zodIssues } from '../errors.ts'
 import type { DashboardContext } from './env.ts'
 
 /** A submitted form (urlencoded or multipart), its text fields checked to be storable. */
-export interface Form {
+export interface PostedFields {
   /** The field's text, '' when absent. */
   text(name: string): string
   /** The field's text trimmed, undefined when absent or blank. */
@@ -13,7 +13,7 @@ export interface Form {
   file(name: string): File | undefined
 }
 
-export async function readForm(c: DashboardContext): Promise<Form> {
+export async function readPostedFields(c: DashboardContext): Promise<PostedFields> {
   // Hono keeps the parsed body: the form-token check and the handler read it once.
   const body = await c.req.parseBody().catch(() => {
     // A multipart type without its boundary, or a body that is not what its type says.
@@ -38,7 +38,7 @@ export async function readForm(c: DashboardContext): Promise<Form> {
 }
 
 /** A whole number typed in a form, or the validation refusal naming the field. */
-export function wholeNumber(form: Form, name: string, label: string): number | undefined {
+export function wholeNumber(form: PostedFields, name: string, label: string): number | undefined {
   const raw = form.optional(name)
   if (raw === undefined) return undefined
   if (!/^[0-9]{1,9}$/.test(raw)) {

@@ -1,7 +1,7 @@
 import type { ErrorHandler, NotFoundHandler } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { leaveMessage } from '../accounts/sessions.ts'
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { ERROR_CATALOG } from '../generated/errors.ts'
 import type { DashboardContext, DashboardEnv } from './env.ts'
 import { page, plainPage, type Refusal, RefusalNotice } from './layout.tsx'

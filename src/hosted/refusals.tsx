@@ -1,6 +1,6 @@
 import type { ErrorHandler, NotFoundHandler } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { AppError } from '../errors.ts'
+import { AppError } from '../app-error.ts'
 import { ERROR_CATALOG } from '../generated/errors.ts'
 import type { HostedEnv } from './env.ts'
 import { hostedPage, wantsJson } from './layout.tsx'

@@ -1,5 +1,5 @@
+import { AppError } from '../app-error.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 import { type ApiKey, listKeys } from './keys.ts'
 
 /**

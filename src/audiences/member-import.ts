@@ -1,24 +1,8 @@
+/** An audience's members imported from CSV lines: added in chunks, the refused lines reported. */
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { memberPage } from '../db/audiences.ts'
 import type { Sql } from '../db/sql.ts'
-import { type AddedMembers, type AudienceMember, addMembers, getAudience } from './audiences.ts'
+import { type AddedMembers, addMembers, getAudience } from './audiences.ts'
 import type { LineProblem, ReadMembers } from './member-lines.ts'
-
-/** Members on one page of the dashboard. */
-export const MEMBER_PAGE_SIZE = 50
-
-/** A page of the audience's members, in the order they were added, optionally only those whose address contains `search`. */
-export async function browseMembers(
-  sql: Sql,
-  accountId: number,
-  id: number,
-  query: { search?: string | undefined; after?: number | undefined },
-): Promise<{ members: AudienceMember[]; more: number | undefined }> {
-  await getAudience(sql, accountId, id)
-  const rows = await memberPage(sql, id, { ...query, limit: MEMBER_PAGE_SIZE + 1 })
-  const members = rows.slice(0, MEMBER_PAGE_SIZE)
-  return { members, more: rows.length > MEMBER_PAGE_SIZE ? members.at(-1)?.id : undefined }
-}
 
 /** Refused lines an import lists; past them, it says how many more there were. */
 export const SHOWN_PROBLEMS = 100

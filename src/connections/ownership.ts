@@ -1,8 +1,8 @@
+import { AppError } from '../app-error.ts'
 import { ownsConnection } from '../db/connections.ts'
 import { isStorableId } from '../db/ids.ts'
 import { queuedOnConnection } from '../db/queue.ts'
 import type { Db } from '../db/sql.ts'
-import { AppError } from '../errors.ts'
 
 /**
  * The operator's connection commands act on any connection by ID; an account's owner reaches
