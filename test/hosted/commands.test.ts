@@ -4,30 +4,15 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createAudience } from '../../src/audiences/audiences.ts'
-import { registerCommands } from '../../src/cli/commands.ts'
-import { runCli } from '../../src/cli/program.ts'
 import { useTestApp } from '../support/app.ts'
+import { runCommand } from '../support/cli.ts'
 import { startSender } from '../support/sending.ts'
 
 const PUBLIC = 'https://mail.example.test'
 const app = useTestApp({ publicUrl: PUBLIC })
 
 async function mailroom(...args: string[]) {
-  const run = { code: -1, stdout: '', stderr: '' }
-  run.code = await runCli(
-    args,
-    {
-      stdout: (text) => {
-        run.stdout += text
-      },
-      stderr: (text) => {
-        run.stderr += text
-      },
-      stdin: async () => '',
-      open: async () => ({ services: app.services, close: async () => {} }),
-    },
-    registerCommands,
-  )
+  const run = await runCommand(args, async () => ({ services: app.services, close: async () => {} }))
   return { ...run, json: run.code === 0 ? JSON.parse(run.stdout) : undefined }
 }
 

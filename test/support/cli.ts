@@ -55,11 +55,20 @@ export function useCli(): CliFixture {
  * The operator command run in this process, as the binary runs it (same parsing, output and
  * exit codes), on services opened once on the test database. `open` replaces that opening.
  */
-export async function mailroom(
+export function mailroom(
   cli: CliFixture,
   args: string[],
   options: { input?: string; open?: CliIo['open'] } = {},
 ): Promise<Run> {
+  return runCommand(
+    args,
+    options.open ?? (async () => ({ services: cli.services, close: async () => {} })),
+    options.input,
+  )
+}
+
+/** The operator command run in this process on the services `open` gives, reading `input`. */
+export async function runCommand(args: string[], open: CliIo['open'], input = ''): Promise<Run> {
   const run: Run = { code: -1, stdout: '', stderr: '' }
   run.code = await runCli(
     args,
@@ -70,8 +79,8 @@ export async function mailroom(
       stderr: (text) => {
         run.stderr += text
       },
-      stdin: async () => options.input ?? '',
-      open: options.open ?? (async () => ({ services: cli.services, close: async () => {} })),
+      stdin: async () => input,
+      open,
     },
     registerCommands,
   )
