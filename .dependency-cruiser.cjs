@@ -5,7 +5,7 @@
  *                  src/web.ts (the API and the dashboard served together)
  *        ↓
  *   domain         src/accounts, keys, connections, quota, sending, queue, batches, audiences, templates,
- *                  signups, forms, webhooks, fast-path
+ *                  signups, forms, webhooks, fast-path, suppressions
  *        ↓
  *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
  *        ↓
@@ -16,7 +16,7 @@
  * Type-only imports count: a cycle through types is still a cycle.
  */
 const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/(open-services|web)\\.ts$'
-const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms|webhooks|fast-path)/'
+const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms|webhooks|fast-path|suppressions)/'
 const INFRA = '^src/(db|smtp|net)/'
 const LEAF = '^src/(clock|config|log|metrics|app-error|pinned-version|plans|project-root|services|wording)\\.ts$|^src/generated/'
 

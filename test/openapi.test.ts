@@ -54,12 +54,12 @@ async function servedDocument(): Promise<Document> {
 }
 
 describe('GET /v1/openapi.json', () => {
-  it('needs no authentication and answers the contract as JSON, with its 30 operations', async () => {
+  it('needs no authentication and answers the contract as JSON, with its 34 operations', async () => {
     const response = await app.request('/openapi.json')
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^application\/json/)
     const document = (await response.json()) as Document
-    expect(operationsOf(document.paths).size).toBe(30)
+    expect(operationsOf(document.paths).size).toBe(34)
   })
 
   it('carries an ETag, and answers 304 with no body to a client whose copy is current', async () => {
@@ -103,7 +103,7 @@ describe('routes registered by the app', () => {
   it('are exactly the operations of the source, under /v1', () => {
     const fromApp = operationsOfApp()
     const fromSource = operationsOf(source.paths, '/v1')
-    expect(fromSource.size).toBe(30)
+    expect(fromSource.size).toBe(34)
     expect([...fromApp.keys()].sort()).toEqual([...fromSource.keys()].sort())
   })
 

@@ -72,6 +72,8 @@ export const ERROR_CATALOG = {
   RESOURCE_NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** No email (outbox record) with that ID on the account: `GET /emails/{id}`, the dashboard's outbox. */
   OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard', api: true },
+  /** The account has not suppressed the address (`GET` and `DELETE /suppressions/{email}`). */
+  SUPPRESSION_NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** No route for the method and path. */
   NOT_FOUND: { status: 404, body: 'standard', api: true },
   /** Canceling an email that is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status. */

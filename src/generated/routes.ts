@@ -1335,6 +1335,87 @@ export const WebhookFormSubmittedEventSchema = z
   })
   .openapi('WebhookFormSubmittedEvent')
 
+export const SuppressionReasonSchema = z
+  .enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual'])
+  .openapi({
+    description:
+      'Why the address is suppressed: `hard_bounce` (its server said the mailbox does not exist), `complaint` (its owner reported the mail as spam), `unsubscribe` (a one-click unsubscribe) or `manual` (added by the account). A stronger reason replaces a weaker one, in this order from the strongest: `complaint`, `hard_bounce`, `manual`, `unsubscribe`.',
+    example: 'hard_bounce',
+  })
+  .openapi('SuppressionReason')
+
+export const SuppressionScopeSchema = z
+  .enum(['all', 'marketing'])
+  .openapi({
+    description: '`all`: no mail goes to the address; `marketing`: batches skip it.',
+    example: 'all',
+  })
+  .openapi('SuppressionScope')
+
+export const SuppressionSchema = z
+  .object({
+    email: z
+      .string()
+      .openapi({ description: 'The address as first suppressed.', example: 'gone@example.com' }),
+    reason: SuppressionReasonSchema,
+    scope: SuppressionScopeSchema,
+    detail: z
+      .string()
+      .nullable()
+      .openapi({
+        description: "The server's reply or the report's diagnostic; none for a manual entry.",
+        example: '550 5.1.1 <gone@example.com>... User unknown',
+      }),
+    source: z
+      .object({
+        type: z.enum(['email', 'page', 'api', 'dashboard', 'operator']).openapi({ example: 'email' }),
+        id: z.int().nullable().openapi({ example: 1337 }),
+      })
+      .openapi({
+        description:
+          'Where the entry came from: `email` (the outbox ID of the email refused), `page` (the audience whose unsubscribe link was followed), or `api`, `dashboard` and `operator` for a manual entry (no ID).',
+      }),
+    created_at: TimestampSchema,
+  })
+  .openapi('Suppression')
+
+export const SuppressionListResponseSchema = z
+  .object({
+    success: z.literal(true),
+    suppressions: z.array(SuppressionSchema),
+    pagination: CursorPaginationSchema,
+  })
+  .openapi('SuppressionListResponse')
+
+export const SuppressionResponseSchema = z
+  .object({ success: z.literal(true), suppression: SuppressionSchema })
+  .openapi('SuppressionResponse')
+
+export const SuppressionCreateRequestSchema = z
+  .strictObject({
+    emails: z.array(EmailAddressSchema).min(1).max(1000),
+    scope: SuppressionScopeSchema.optional(),
+  })
+  .openapi('SuppressionCreateRequest')
+
+export const SuppressionCreatedResponseSchema = z
+  .object({
+    success: z.literal(true),
+    inserted: z
+      .int()
+      .openapi({
+        description: 'Addresses given a manual entry (new, or replacing a weaker reason).',
+        example: 1,
+      }),
+    existing: z
+      .int()
+      .openapi({
+        description: 'Addresses already suppressed for a reason as strong or stronger, left as they were.',
+        example: 1,
+      }),
+  })
+  .openapi('SuppressionCreatedResponse')
+
 export const ErrorDetailsSchema = z
   .object({
     retryAfter: z
@@ -1402,6 +1483,7 @@ export const StandardErrorSchema = z
         'INVALID_WEBHOOK_URL',
         'WEBHOOK_LIMIT_REACHED',
         'WEBHOOK_NOT_FOUND',
+        'SUPPRESSION_NOT_FOUND',
         'NOT_FOUND',
         'PAYLOAD_TOO_LARGE',
         'RATE_LIMITED',
@@ -2866,6 +2948,259 @@ export const deleteTemplateRoute = createRoute({
   },
 })
 
+export const listSuppressionsRoute = createRoute({
+  method: 'get',
+  path: '/suppressions',
+  operationId: 'listSuppressions',
+  tags: ['Suppressions'],
+  summary: 'List suppressions',
+  description:
+    "Lists the account's suppressed addresses, newest first, one page at a time (all plans).\n\n- Filters, both optional: `reason`, and `email`, a prefix of the address compared\n  case-insensitively.\n- Paging: `limit` entries per page, 1 to 1000 (default 100). While `pagination.hasMore`\n  is `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters).\n- A `limit` outside 1-1000, a `cursor` the API did not give or an unknown `reason`\n  answers `400` with the validation body.\n",
+  request: {
+    query: z.object({
+      reason: z
+        .enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual'])
+        .optional()
+        .openapi({
+          param: {
+            description: 'Only entries of this reason. Another value gives `400` with the validation body.',
+          },
+        }),
+      email: z
+        .string()
+        .min(1)
+        .max(254)
+        .optional()
+        .openapi({
+          param: {
+            description: 'Only addresses that begin with this text, compared case-insensitively.',
+            example: 'ada@',
+          },
+        }),
+      limit: z
+        .string()
+        .regex(/^-?[0-9]+$/)
+        .transform(Number)
+        .pipe(z.int().min(1).max(1000))
+        .default(100)
+        .openapi({
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          default: 100,
+          param: {
+            description:
+              'Entries per page, 1 to 1000 (default 100). A value outside that range gives `400` with the validation body.',
+          },
+        }),
+      cursor: z
+        .string()
+        .min(1)
+        .max(64)
+        .optional()
+        .openapi({
+          param: {
+            description:
+              'Where the next page starts: `pagination.nextCursor` of the previous page, as given. A value the API did not give answers `400` with the validation body.',
+            example: 'MTMzOQ',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'One page of suppressions, newest first.',
+      content: { 'application/json': { schema: SuppressionListResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const createSuppressionsRoute = createRoute({
+  method: 'post',
+  path: '/suppressions',
+  operationId: 'createSuppressions',
+  tags: ['Suppressions'],
+  summary: 'Suppress addresses',
+  description:
+    'Adds `manual` entries for 1 to 1000 addresses, of `scope` `all` (the default) or\n`marketing`. An address already suppressed for a stronger reason, or for the same one,\nkeeps its entry and is counted in `existing`; one suppressed for a weaker reason\n(`unsubscribe`) gets the manual entry and is counted in `inserted`.\n',
+  request: {
+    body: { content: { 'application/json': { schema: SuppressionCreateRequestSchema } }, required: true },
+  },
+  responses: {
+    201: {
+      description: 'The addresses are suppressed.',
+      content: { 'application/json': { schema: SuppressionCreatedResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    413: {
+      description: '`PAYLOAD_TOO_LARGE`: the request body exceeds the size limit (10 MiB by default).',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const getSuppressionRoute = createRoute({
+  method: 'get',
+  path: '/suppressions/{email}',
+  operationId: 'getSuppression',
+  tags: ['Suppressions'],
+  summary: 'Get a suppression',
+  description: "The account's entry for the address (URL-encoded, compared case-insensitively).",
+  request: {
+    params: z.object({
+      email: z
+        .email({ pattern: MAILBOX })
+        .max(254)
+        .regex(new RegExp('^(?![^@]{65})'))
+        .openapi({
+          description:
+            'An email address (RFC 5321): a local part of ASCII letters, digits and ``!#$%&\'*+-/=?^_`{|}~``, with single dots between them, then `@` and a domain of dotted labels ending in letters; quoted local parts and address literals are refused. At most 254 characters, the local part (before `@`) at most 64 (the pattern says "not 65 characters before the first `@`"). Any other answers the validation body.',
+          example: 'ada@example.com',
+        })
+        .openapi({
+          param: {
+            description:
+              'The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.',
+            example: 'ada@example.com',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The entry.',
+      content: { 'application/json': { schema: SuppressionResponseSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description: '`SUPPRESSION_NOT_FOUND`: the account has not suppressed that address.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
+export const deleteSuppressionRoute = createRoute({
+  method: 'delete',
+  path: '/suppressions/{email}',
+  operationId: 'deleteSuppression',
+  tags: ['Suppressions'],
+  summary: 'Remove a suppression',
+  description:
+    "Removes the account's entry for the address (URL-encoded, compared case-insensitively): mail to it goes out again.",
+  request: {
+    params: z.object({
+      email: z
+        .email({ pattern: MAILBOX })
+        .max(254)
+        .regex(new RegExp('^(?![^@]{65})'))
+        .openapi({
+          description:
+            'An email address (RFC 5321): a local part of ASCII letters, digits and ``!#$%&\'*+-/=?^_`{|}~``, with single dots between them, then `@` and a domain of dotted labels ending in letters; quoted local parts and address literals are refused. At most 254 characters, the local part (before `@`) at most 64 (the pattern says "not 65 characters before the first `@`"). Any other answers the validation body.',
+          example: 'ada@example.com',
+        })
+        .openapi({
+          param: {
+            description:
+              'The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.',
+            example: 'ada@example.com',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The entry was removed.',
+      content: { 'application/json': { schema: SuccessMessageSchema } },
+    },
+    400: {
+      description:
+        'Bad request. The validation body when the body or query failed schema validation (missing or wrong-typed field, value out of range, neither `text_body` nor `html_body`); otherwise a standard error: `INVALID_JSON` (malformed JSON body) or `INVALID_ID` (non-numeric ID in the path).',
+      content: {
+        'application/json': {
+          schema: z.union([ValidationErrorSchema, StandardErrorSchema], {
+            error: unionMessage('Expected ValidationError or StandardError'),
+          }),
+        },
+      },
+    },
+    401: {
+      description:
+        'Authentication failed: the `Authorization: Bearer` header is missing or malformed, or the key is wrong, revoked, expired, unknown or scoped to a deleted connection.',
+      content: { 'application/json': { schema: SimpleErrorSchema } },
+    },
+    404: {
+      description: '`SUPPRESSION_NOT_FOUND`: the account has not suppressed that address.',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    500: {
+      description:
+        "`INTERNAL_ERROR`. On a send: the SMTP server rejected the message or was unreachable (`message` carries the server's reason); nothing was sent and no quota was used. Otherwise an unexpected failure, reported without internals.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+  },
+})
+
 export const listWebhooksRoute = createRoute({
   method: 'get',
   path: '/webhooks',
@@ -3262,6 +3597,20 @@ export const operations = [
   { operationId: 'getTemplate', method: 'get', path: '/templates/{id}', route: getTemplateRoute },
   { operationId: 'updateTemplate', method: 'put', path: '/templates/{id}', route: updateTemplateRoute },
   { operationId: 'deleteTemplate', method: 'delete', path: '/templates/{id}', route: deleteTemplateRoute },
+  { operationId: 'listSuppressions', method: 'get', path: '/suppressions', route: listSuppressionsRoute },
+  {
+    operationId: 'createSuppressions',
+    method: 'post',
+    path: '/suppressions',
+    route: createSuppressionsRoute,
+  },
+  { operationId: 'getSuppression', method: 'get', path: '/suppressions/{email}', route: getSuppressionRoute },
+  {
+    operationId: 'deleteSuppression',
+    method: 'delete',
+    path: '/suppressions/{email}',
+    route: deleteSuppressionRoute,
+  },
   { operationId: 'listWebhooks', method: 'get', path: '/webhooks', route: listWebhooksRoute },
   { operationId: 'createWebhook', method: 'post', path: '/webhooks', route: createWebhookRoute },
   { operationId: 'getWebhook', method: 'get', path: '/webhooks/{id}', route: getWebhookRoute },

@@ -16,6 +16,7 @@ import { registerMetrics } from './metrics.ts'
 import { observe } from './observe.ts'
 import { loadOpenApiDocument } from './openapi-document.ts'
 import { registerReference } from './reference.ts'
+import { registerSuppressions } from './suppressions/index.ts'
 import { registerTemplates } from './templates/index.ts'
 import { registerWebhooks } from './webhooks/index.ts'
 
@@ -52,6 +53,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   registerAudiences(api)
   registerBatches(api)
   registerWebhooks(api)
+  registerSuppressions(api)
   app.route(API_BASE, api)
   return app
 }

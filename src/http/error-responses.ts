@@ -3,7 +3,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { ZodError } from 'zod'
-import { AppError, invalidInput, zodIssues } from '../app-error.ts'
+import { AppError, invalidInput, type ValidationIssue, zodIssues } from '../app-error.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { ERROR_CATALOG, type ErrorCatalogEntry } from '../generated/errors.ts'
 import { interruption } from '../net/request-guard.ts'
@@ -15,13 +15,16 @@ export const MAX_REPORTED_ISSUES = 100
 
 /**
  * Turns a request's validation into the specification's answers: a bad path ID is INVALID_ID,
- * any other failure the validation body; a valid body that holds text PostgreSQL cannot store
+ * any other failure (a path's address among them) the validation body; a valid body that holds text PostgreSQL cannot store
  * is refused too. A route's plan gate runs before this (see feature-gate.ts).
  */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = async (result, c) => {
   if (!result.success) {
-    if (result.target === 'param') throw new AppError('INVALID_ID', 'The ID in the path must be a number')
-    throw invalidInput(zodIssues(result.error as ZodError))
+    const issues = zodIssues(result.error as ZodError)
+    if (result.target === 'param' && issues.every(isOfIdParameter)) {
+      throw new AppError('INVALID_ID', 'The ID in the path must be a number')
+    }
+    throw invalidInput(issues)
   }
   // The body as sent, unknown fields included, was walked where it was read (json-body.ts).
   const unstorable =
@@ -29,6 +32,11 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = async (res
       ? (c.get('unstorable') ?? unstorableTextIssues(await c.req.json()))
       : unstorableTextIssues(result.data)
   if (unstorable.length) throw invalidInput(unstorable)
+}
+
+/** `id`, `memberId`: the path parameters that name a row by number. */
+function isOfIdParameter(issue: ValidationIssue): boolean {
+  return /^(id|[a-z]+Id)$/.test(String(issue.path[0]))
 }
 
 export interface ErrorResponse {

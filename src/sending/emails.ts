@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import { invalidInput, type ValidationIssue } from '../app-error.ts'
-import { isStorableId } from '../db/ids.ts'
+import { cursorOf, idOfCursor } from '../db/ids.ts'
 import type {
   HistoryEvent,
   ListedRecord,
@@ -97,22 +97,6 @@ function checkQuery(query: EmailQuery): { before: number | undefined; tags: Tag[
   }
   if (issues.length > 0) throw invalidInput(issues)
   return { before: before ?? undefined, tags }
-}
-
-/**
- * A page's cursor: the ID of its last email, kept opaque (base64url) so that what it holds can
- * change without breaking a client that passes it on as given.
- */
-export function cursorOf(id: number): string {
-  return Buffer.from(String(id)).toString('base64url')
-}
-
-/** The ID a cursor holds; null for anything cursorOf did not make. */
-function idOfCursor(cursor: string): number | null {
-  const text = Buffer.from(cursor, 'base64url').toString()
-  if (!/^[1-9][0-9]{0,9}$/.test(text)) return null
-  const id = Number(text)
-  return isStorableId(id) && cursorOf(id) === cursor ? id : null
 }
 
 function asEmail(record: ListedRecord): Email {

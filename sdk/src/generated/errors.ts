@@ -65,6 +65,8 @@ export const API_ERRORS = {
   RESOURCE_NOT_FOUND: { status: 404, body: 'standard' },
   /** No email (outbox record) with that ID on the account: `GET /emails/{id}`, the dashboard's outbox. */
   OUTBOX_RECORD_NOT_FOUND: { status: 404, body: 'standard' },
+  /** The account has not suppressed the address (`GET` and `DELETE /suppressions/{email}`). */
+  SUPPRESSION_NOT_FOUND: { status: 404, body: 'standard' },
   /** No route for the method and path. */
   NOT_FOUND: { status: 404, body: 'standard' },
   /** Canceling an email that is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status. */

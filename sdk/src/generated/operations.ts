@@ -36,6 +36,9 @@ export type ListEmailsQuery = NonNullable<operations['listEmails']['parameters']
 /** Query parameters of `GET /audiences/{id}/members`. */
 export type ListAudienceMembersQuery = NonNullable<operations['listAudienceMembers']['parameters']['query']>
 
+/** Query parameters of `GET /suppressions`. */
+export type ListSuppressionsQuery = NonNullable<operations['listSuppressions']['parameters']['query']>
+
 /** Query parameters of `GET /webhooks/{id}/deliveries`. */
 export type ListWebhookDeliveriesQuery = NonNullable<
   operations['listWebhookDeliveries']['parameters']['query']
@@ -340,6 +343,51 @@ export interface MailroomOperations {
       options?: RequestOptions,
     ): Promise<operations['deleteTemplate']['responses'][200]['content']['application/json']>
   }
+  readonly suppressions: {
+    /**
+     * `GET /suppressions`: List suppressions.
+     *
+     * Lists the account's suppressed addresses, newest first, one page at a time (all plans).
+     */
+    list(
+      query?: ListSuppressionsQuery,
+      options?: RequestOptions,
+    ): Promise<operations['listSuppressions']['responses'][200]['content']['application/json']>
+    /**
+     * `POST /suppressions`: Suppress addresses.
+     *
+     * Adds `manual` entries for 1 to 1000 addresses, of `scope` `all` (the default) or
+     * `marketing`. An address already suppressed for a stronger reason, or for the same one,
+     * keeps its entry and is counted in `existing`; one suppressed for a weaker reason
+     * (`unsubscribe`) gets the manual entry and is counted in `inserted`.
+     */
+    create(
+      body: operations['createSuppressions']['requestBody']['content']['application/json'],
+      options?: RequestOptions,
+    ): Promise<operations['createSuppressions']['responses'][201]['content']['application/json']>
+    /**
+     * `GET /suppressions/{email}`: Get a suppression.
+     *
+     * The account's entry for the address (URL-encoded, compared case-insensitively).
+     *
+     * @param email The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.
+     */
+    get(
+      email: operations['getSuppression']['parameters']['path']['email'],
+      options?: RequestOptions,
+    ): Promise<operations['getSuppression']['responses'][200]['content']['application/json']>
+    /**
+     * `DELETE /suppressions/{email}`: Remove a suppression.
+     *
+     * Removes the account's entry for the address (URL-encoded, compared case-insensitively): mail to it goes out again.
+     *
+     * @param email The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.
+     */
+    delete(
+      email: operations['deleteSuppression']['parameters']['path']['email'],
+      options?: RequestOptions,
+    ): Promise<operations['deleteSuppression']['responses'][200]['content']['application/json']>
+  }
   readonly webhooks: {
     /**
      * `GET /webhooks`: List webhook endpoints.
@@ -467,6 +515,12 @@ export function bindOperations(call: Call): MailroomOperations {
       get: (id, options) => call('GET', '/templates/{id}', { path: { id }, options }),
       update: (id, body, options) => call('PUT', '/templates/{id}', { path: { id }, body, options }),
       delete: (id, options) => call('DELETE', '/templates/{id}', { path: { id }, options }),
+    },
+    suppressions: {
+      list: (query, options) => call('GET', '/suppressions', { query, options }),
+      create: (body, options) => call('POST', '/suppressions', { body, options }),
+      get: (email, options) => call('GET', '/suppressions/{email}', { path: { email }, options }),
+      delete: (email, options) => call('DELETE', '/suppressions/{email}', { path: { email }, options }),
     },
     webhooks: {
       list: (options) => call('GET', '/webhooks', { options }),

@@ -504,6 +504,70 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/suppressions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List suppressions
+     * @description Lists the account's suppressed addresses, newest first, one page at a time (all plans).
+     *
+     *     - Filters, both optional: `reason`, and `email`, a prefix of the address compared
+     *       case-insensitively.
+     *     - Paging: `limit` entries per page, 1 to 1000 (default 100). While `pagination.hasMore`
+     *       is `true`, ask again with `cursor` = `pagination.nextCursor` (and the same filters).
+     *     - A `limit` outside 1-1000, a `cursor` the API did not give or an unknown `reason`
+     *       answers `400` with the validation body.
+     */
+    get: operations['listSuppressions']
+    put?: never
+    /**
+     * Suppress addresses
+     * @description Adds `manual` entries for 1 to 1000 addresses, of `scope` `all` (the default) or
+     *     `marketing`. An address already suppressed for a stronger reason, or for the same one,
+     *     keeps its entry and is counted in `existing`; one suppressed for a weaker reason
+     *     (`unsubscribe`) gets the manual entry and is counted in `inserted`.
+     */
+    post: operations['createSuppressions']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/suppressions/{email}': {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.
+         * @example ada@example.com
+         */
+        email: components['parameters']['SuppressedEmail']
+      }
+      cookie?: never
+    }
+    /**
+     * Get a suppression
+     * @description The account's entry for the address (URL-encoded, compared case-insensitively).
+     */
+    get: operations['getSuppression']
+    put?: never
+    post?: never
+    /**
+     * Remove a suppression
+     * @description Removes the account's entry for the address (URL-encoded, compared case-insensitively): mail to it goes out again.
+     */
+    delete: operations['deleteSuppression']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/webhooks': {
     parameters: {
       query?: never
@@ -1913,6 +1977,72 @@ export interface components {
       timestamp: string
       data: components['schemas']['WebhookFormData']
     }
+    /**
+     * @description Why the address is suppressed: `hard_bounce` (its server said the mailbox does not exist), `complaint` (its owner reported the mail as spam), `unsubscribe` (a one-click unsubscribe) or `manual` (added by the account). A stronger reason replaces a weaker one, in this order from the strongest: `complaint`, `hard_bounce`, `manual`, `unsubscribe`.
+     * @example hard_bounce
+     * @enum {string}
+     */
+    SuppressionReason: 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual'
+    /**
+     * @description `all`: no mail goes to the address; `marketing`: batches skip it.
+     * @example all
+     * @enum {string}
+     */
+    SuppressionScope: 'all' | 'marketing'
+    Suppression: {
+      /**
+       * @description The address as first suppressed.
+       * @example gone@example.com
+       */
+      email: string
+      reason: components['schemas']['SuppressionReason']
+      scope: components['schemas']['SuppressionScope']
+      /**
+       * @description The server's reply or the report's diagnostic; none for a manual entry.
+       * @example 550 5.1.1 <gone@example.com>... User unknown
+       */
+      detail: string | null
+      /** @description Where the entry came from: `email` (the outbox ID of the email refused), `page` (the audience whose unsubscribe link was followed), or `api`, `dashboard` and `operator` for a manual entry (no ID). */
+      source: {
+        /**
+         * @example email
+         * @enum {string}
+         */
+        type: 'email' | 'page' | 'api' | 'dashboard' | 'operator'
+        /** @example 1337 */
+        id: number | null
+      }
+      created_at: components['schemas']['Timestamp']
+    }
+    SuppressionListResponse: {
+      /** @constant */
+      success: true
+      suppressions: components['schemas']['Suppression'][]
+      pagination: components['schemas']['CursorPagination']
+    }
+    SuppressionResponse: {
+      /** @constant */
+      success: true
+      suppression: components['schemas']['Suppression']
+    }
+    SuppressionCreateRequest: {
+      emails: components['schemas']['EmailAddress'][]
+      scope?: components['schemas']['SuppressionScope']
+    }
+    SuppressionCreatedResponse: {
+      /** @constant */
+      success: true
+      /**
+       * @description Addresses given a manual entry (new, or replacing a weaker reason).
+       * @example 1
+       */
+      inserted: number
+      /**
+       * @description Addresses already suppressed for a reason as strong or stronger, left as they were.
+       * @example 1
+       */
+      existing: number
+    }
     /** @description Optional machine-readable details of a standard error. */
     ErrorDetails: {
       /**
@@ -1980,6 +2110,7 @@ export interface components {
         | 'INVALID_WEBHOOK_URL'
         | 'WEBHOOK_LIMIT_REACHED'
         | 'WEBHOOK_NOT_FOUND'
+        | 'SUPPRESSION_NOT_FOUND'
         | 'NOT_FOUND'
         | 'PAYLOAD_TOO_LARGE'
         | 'RATE_LIMITED'
@@ -2212,6 +2343,15 @@ export interface components {
         'application/json': components['schemas']['StandardError']
       }
     }
+    /** @description `SUPPRESSION_NOT_FOUND`: the account has not suppressed that address. */
+    SuppressionNotFound: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
     /** @description `BATCH_NOT_FOUND`: no such batch on the account (another account's batch included). */
     BatchNotFound: {
       headers: {
@@ -2387,6 +2527,20 @@ export interface components {
      * @example MTMzOQ
      */
     EmailCursor: string
+    /** @description Only entries of this reason. Another value gives `400` with the validation body. */
+    SuppressionReasonFilter: 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual'
+    /**
+     * @description Only addresses that begin with this text, compared case-insensitively.
+     * @example ada@
+     */
+    SuppressionEmailFilter: string
+    /** @description Entries per page, 1 to 1000 (default 100). A value outside that range gives `400` with the validation body. */
+    SuppressionLimit: number
+    /**
+     * @description The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.
+     * @example ada@example.com
+     */
+    SuppressedEmail: components['schemas']['EmailAddress']
   }
   requestBodies: never
   headers: never
@@ -3155,6 +3309,132 @@ export interface operations {
       401: components['responses']['Unauthorized']
       403: components['responses']['TemplateAccessDenied']
       404: components['responses']['NotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  listSuppressions: {
+    parameters: {
+      query?: {
+        /** @description Only entries of this reason. Another value gives `400` with the validation body. */
+        reason?: components['parameters']['SuppressionReasonFilter']
+        /**
+         * @description Only addresses that begin with this text, compared case-insensitively.
+         * @example ada@
+         */
+        email?: components['parameters']['SuppressionEmailFilter']
+        /** @description Entries per page, 1 to 1000 (default 100). A value outside that range gives `400` with the validation body. */
+        limit?: components['parameters']['SuppressionLimit']
+        /**
+         * @description Where the next page starts: `pagination.nextCursor` of the previous page, as given. A value the API did not give answers `400` with the validation body.
+         * @example MTMzOQ
+         */
+        cursor?: components['parameters']['EmailCursor']
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description One page of suppressions, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SuppressionListResponse']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      500: components['responses']['InternalError']
+    }
+  }
+  createSuppressions: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SuppressionCreateRequest']
+      }
+    }
+    responses: {
+      /** @description The addresses are suppressed. */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SuppressionCreatedResponse']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      413: components['responses']['PayloadTooLarge']
+      500: components['responses']['InternalError']
+    }
+  }
+  getSuppression: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.
+         * @example ada@example.com
+         */
+        email: components['parameters']['SuppressedEmail']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The entry. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SuppressionResponse']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['SuppressionNotFound']
+      500: components['responses']['InternalError']
+    }
+  }
+  deleteSuppression: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /**
+         * @description The suppressed address, URL-encoded (`ada%40example.com`), compared case-insensitively. Not an email address: `400` with the validation body.
+         * @example ada@example.com
+         */
+        email: components['parameters']['SuppressedEmail']
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The entry was removed. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SuccessMessage']
+        }
+      }
+      400: components['responses']['ValidationFailed']
+      401: components['responses']['Unauthorized']
+      404: components['responses']['SuppressionNotFound']
       500: components['responses']['InternalError']
     }
   }

@@ -100,6 +100,27 @@ export const API: Record<string, Probe[]> = {
   'POST /emails/{id}/cancel': [
     probe(standard(404, 'OUTBOX_RECORD_NOT_FOUND'), (t) => ({ id: t.scheduledId }), { phase: DELETES }),
   ],
+  'GET /suppressions': [
+    probe(OWN),
+    // Searched for the other's address: nothing of theirs.
+    probe({ status: 200, body: expect.objectContaining({ suppressions: [] }) }, undefined, {
+      query: (t) => ({ email: t.suppressedEmail }),
+      control: false,
+    }),
+  ],
+  'POST /suppressions': [
+    probe({ status: 201 }, undefined, {
+      body: (_t, me) => ({ emails: [`${me.label}-new-suppressed@example.com`] }),
+    }),
+  ],
+  'GET /suppressions/{email}': [
+    probe(standard(404, 'SUPPRESSION_NOT_FOUND'), (t) => ({ email: t.suppressedEmail })),
+  ],
+  'DELETE /suppressions/{email}': [
+    probe(standard(404, 'SUPPRESSION_NOT_FOUND'), (t) => ({ email: t.spareSuppressedEmail }), {
+      phase: DELETES,
+    }),
+  ],
   'GET /webhooks': [probe(OWN)],
   'POST /webhooks': [
     probe({ status: 201 }, undefined, {

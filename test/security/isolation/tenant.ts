@@ -56,6 +56,21 @@ export interface Tenant {
   slug: string
   closedSlug: string
   unsubscribeToken: string
+  /** Addresses on the account's suppression list: one to read, one to remove. */
+  suppressedEmail: string
+  spareSuppressedEmail: string
+}
+
+/** Two suppressed addresses, added as the owner would. */
+async function suppressions(app: TestApp, label: string, key: string) {
+  const suppressedEmail = `${label}-suppressed@example.com`
+  const spareSuppressedEmail = `${label}-spare-suppressed@example.com`
+  const added = await app.request('/suppressions', {
+    key,
+    body: { emails: [suppressedEmail, spareSuppressedEmail] },
+  })
+  expect(added.status).toBe(201)
+  return { suppressedEmail, spareSuppressedEmail }
 }
 
 /** The account, its connection and key, and a browser signed in as its owner. */
@@ -244,6 +259,7 @@ export async function tenant(app: TestApp, label: string): Promise<Tenant> {
     ...lists,
     ...(await templatesAndBatches(app, label, key)),
     ...(await scheduled(app, label, key)),
+    ...(await suppressions(app, label, key)),
     formId: form.id,
     formPublicId: form.public_id,
   }

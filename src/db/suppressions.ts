@@ -1,0 +1,117 @@
+import type { Db } from './sql.ts'
+
+/** The suppressions table: addresses an account no longer mails. */
+
+export interface SuppressionRow {
+  email: string
+  reason: 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual'
+  scope: 'all' | 'marketing'
+  detail: string | null
+  source: { type: 'email' | 'page' | 'api' | 'dashboard' | 'operator'; id: number | null }
+  created_at: string
+}
+
+/** An entry to add; `strength` is `suppressionStrength`'s, which decides whether it replaces one. */
+export interface NewSuppression {
+  email: string
+  reason: SuppressionRow['reason']
+  scope: SuppressionRow['scope']
+  strength: number
+  detail: string | null
+  sourceType: SuppressionRow['source']['type']
+  sourceId: number | null
+}
+
+const COLUMNS = (db: Db) => db`
+  email, reason, scope, detail, json_build_object('type', source_type, 'id', source_id) as source,
+  api_timestamp(created_at) as created_at`
+
+export interface SuppressionFilter {
+  reason?: SuppressionRow['reason'] | undefined
+  prefix?: string | undefined
+}
+
+/** One page, newest first: `size` entries older than `before`, and the ID of the last if more follow. */
+export async function selectSuppressions(
+  db: Db,
+  accountId: number,
+  filter: SuppressionFilter,
+  page: { before: number | undefined; size: number },
+): Promise<{ rows: SuppressionRow[]; older: number | undefined }> {
+  const rows = await db<(SuppressionRow & { id: number })[]>`
+    select id, ${COLUMNS(db)} from suppressions
+    where account_id = ${accountId}
+      ${filter.reason === undefined ? db`` : db`and reason = ${filter.reason}`}
+      ${filter.prefix === undefined ? db`` : db`and starts_with(lower(email), lower(${filter.prefix}))`}
+      ${page.before === undefined ? db`` : db`and id < ${page.before}`}
+    order by id desc
+    limit ${page.size + 1}`
+  const shown = rows.slice(0, page.size)
+  return {
+    rows: shown.map(({ id: _id, ...row }) => row),
+    older: rows.length > page.size ? shown.at(-1)?.id : undefined,
+  }
+}
+
+export async function suppressionOf(
+  db: Db,
+  accountId: number,
+  email: string,
+): Promise<SuppressionRow | undefined> {
+  const [row] = await db<SuppressionRow[]>`
+    select ${COLUMNS(db)} from suppressions
+    where account_id = ${accountId} and lower(email) = lower(${email})`
+  return row
+}
+
+/** Removes the account's entry for the address; whether there was one. */
+export async function deleteSuppression(db: Db, accountId: number, email: string): Promise<boolean> {
+  const rows = await db`
+    delete from suppressions where account_id = ${accountId} and lower(email) = lower(${email})
+    returning id`
+  return rows.length > 0
+}
+
+/**
+ * Adds the entries in one statement: a new address gets its entry, one suppressed already is
+ * replaced only by a stronger entry. Returns how many were written (new or replacing).
+ */
+export async function addSuppressions(db: Db, accountId: number, entries: NewSuppression[]): Promise<number> {
+  if (entries.length === 0) return 0
+  const rows = await db`
+    insert into suppressions (account_id, email, reason, scope, strength, detail, source_type, source_id)
+    select distinct on (lower(e.email))
+      ${accountId}::int, e.email, e.reason, e.scope, e.strength, e.detail, e.source_type, e.source_id
+    from jsonb_to_recordset(${db.json(entries.map(asRecord))}::jsonb) as e(
+      email text, reason text, scope text, strength smallint, detail text, source_type text, source_id integer)
+    -- One row per address (the conflict clause takes each once): the strongest, else the first.
+    order by lower(e.email), e.strength desc
+    ${upsert(db)}
+    returning id`
+  return rows.length
+}
+
+/**
+ * What an entry for an address already suppressed does: a stronger one replaces the entry
+ * (keeping the address's first spelling), anything else leaves it.
+ */
+function upsert(db: Db) {
+  return db`
+    on conflict (account_id, lower(email)) do update set
+      reason = excluded.reason, scope = excluded.scope, strength = excluded.strength,
+      detail = excluded.detail, source_type = excluded.source_type, source_id = excluded.source_id,
+      created_at = mailroom_now()
+    where suppressions.strength < excluded.strength`
+}
+
+function asRecord(entry: NewSuppression) {
+  return {
+    email: entry.email,
+    reason: entry.reason,
+    scope: entry.scope,
+    strength: entry.strength,
+    detail: entry.detail,
+    source_type: entry.sourceType,
+    source_id: entry.sourceId,
+  }
+}
