@@ -3,12 +3,11 @@
  * screenshots. Missing Chromium is installed when running as root (as CI does); otherwise the
  * error says which command installs it.
  */
-import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { type BrowserContext, chromium } from 'playwright-core'
+import { ensureDebianPackage } from './debian-packages.ts'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -22,27 +21,6 @@ const FLAGS = [
   '--disable-sync',
 ]
 
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's Chromium with "apt-get install -y chromium" as root`,
-    )
-  }
-  // Test files run at once, each may find it missing: apt-get runs under one lock, and whoever
-  // waited for it finds Chromium installed (two at once, one failed on apt's own lock).
-  execFileSync(
-    'flock',
-    [
-      path.join(os.tmpdir(), 'mailroom-chromium-install.lock'),
-      'sh',
-      '-c',
-      `[ -x ${CHROMIUM} ] || { apt-get update && apt-get install -y chromium; }`,
-    ],
-    { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } },
-  )
-}
-
 export interface TestBrowser {
   context: BrowserContext
   close(): Promise<void>
@@ -50,7 +28,7 @@ export interface TestBrowser {
 
 /** Headless Chromium with a fresh profile of its own, removed on close. */
 export async function launchBrowser(viewport = { width: 1280, height: 900 }): Promise<TestBrowser> {
-  ensureChromium()
+  ensureDebianPackage(CHROMIUM, 'chromium')
   const profile = await mkdtemp(path.join(os.tmpdir(), 'mailroom-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
