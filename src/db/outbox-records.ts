@@ -9,6 +9,7 @@ import type {
   OutboxMessage,
 } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
+import { bouncesSuppressed } from './suppressions.ts'
 import { BATCH_CONTENT_KEY, eventsRecorded, isoTime, recordedEvents } from './webhooks.ts'
 
 /**
@@ -73,7 +74,7 @@ export async function settleAttempts(
   connectionId: number,
   attempts: AttemptSettlement[],
 ): Promise<void> {
-  const rows = attempts.map(({ id, line, recipients, settlement }) => ({
+  const rows = attempts.map(({ id, line, recipients, settlement, hardBounces }) => ({
     settle_id: id,
     settle_status: settlement.status,
     settle_error: settlement.error,
@@ -87,14 +88,16 @@ export async function settleAttempts(
     settle_kind: line.kind,
     settle_reply: line.reply,
     settle_line: jsonOf(line.recipients),
+    settle_bounces: hardBounces?.length ? hardBounces.map((b) => ({ ...b })) : null,
   }))
   const delivered = rows.some((r) => r.settle_delivered)
+  const bounced = rows.some((r) => r.settle_bounces !== null)
   await db`
     with settlement as (
       select * from jsonb_to_recordset(${db.json(rows)}) as s(settle_id int, settle_status text, settle_error text,
         settle_delay_ms float8, settle_release_key bool, settle_failures int, settle_deferrals int,
         settle_delivered bool, settle_recipients jsonb, settle_attempt int, settle_kind text, settle_reply text,
-        settle_line jsonb)
+        settle_line jsonb, settle_bounces jsonb)
     ), record as (
       update outbox set
         status = case when settle_status <> 'queued' then settle_status
@@ -118,6 +121,7 @@ export async function settleAttempts(
       insert into outbox_attempts (outbox_id, attempt, outcome, reply, recipients)
       select settle_id, settle_attempt, settle_kind, settle_reply, settle_line from settlement
     ), ${delivered ? db`cleared as (${clearFailures(db, connectionId)}),` : db``}
+    ${bounced ? db`suppressed as (${bouncesSuppressed(db, db`settlement`, db`record`)}),` : db``}
     settled_batches as (
       select batch_id, array_agg(id) as ids, array_agg(status) as statuses from record
       where batch_id is not null and status in ('sent', 'failed') group by batch_id

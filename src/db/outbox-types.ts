@@ -134,6 +134,15 @@ export interface AttemptSettlement {
   line: AttemptLine
   recipients: RecipientOutcome[]
   settlement: Settlement
+  /** Recipients whose mailbox is gone: the account's suppressions, written with the settlement. */
+  hardBounces?: HardBounce[] | undefined
+}
+
+/** A recipient to suppress as a hard bounce; `strength` is `suppressionStrength`'s. */
+export interface HardBounce {
+  email: string
+  detail: string
+  strength: number
 }
 
 /** A POST /send attempt's record, and whether it is still in flight. */

@@ -1,4 +1,4 @@
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
 
 /** The suppressions table: addresses an account no longer mails. */
 
@@ -89,6 +89,24 @@ export async function addSuppressions(db: Db, accountId: number, entries: NewSup
     ${upsert(db)}
     returning id`
   return rows.length
+}
+
+/**
+ * The hard bounces of settled attempts, as a statement's CTE: `settlements` names the rows with
+ * `settle_id` and `settle_bounces` (HardBounce[]), `records` the outbox records they settled
+ * (`id`, `account_id`). The source is the email; an address bounced by two emails at once takes
+ * the first.
+ */
+export function bouncesSuppressed(db: Db, settlements: Fragment, records: Fragment): Fragment {
+  return db`
+    insert into suppressions (account_id, email, reason, scope, strength, detail, source_type, source_id)
+    select distinct on (r.account_id, lower(b.email))
+      r.account_id, b.email, 'hard_bounce', 'all', b.strength, b.detail, 'email', r.id
+    from ${settlements} s
+    join ${records} r on r.id = s.settle_id
+    cross join lateral jsonb_to_recordset(s.settle_bounces) as b(email text, detail text, strength smallint)
+    order by r.account_id, lower(b.email), r.id
+    ${upsert(db)}`
 }
 
 /**

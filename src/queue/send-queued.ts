@@ -198,7 +198,10 @@ async function sendClaimed(
       ...listUnsubscribe(message.unsubscribe_url),
       ...storedExtras(message),
     },
-    (kind) => retryDelayMs(policy, retry, kind === 'pushback' ? 'pushback' : 'failure'),
+    {
+      pushback: retryDelayMs(policy, retry, 'pushback'),
+      unreachable: retryDelayMs(policy, retry, 'failure'),
+    },
   )
   const settled = settlementOf(outcome, {
     path: 'queue',
@@ -207,8 +210,9 @@ async function sendClaimed(
     retry,
     policy,
   })
-  const { recipients, settlement, holdQueueMs, probeInMs } = settled
-  const attempt = { id: message.id, line: attemptLine(message.attempts, outcome), recipients, settlement }
+  const { recipients, settlement, holdQueueMs, probeInMs, hardBounces } = settled
+  const line = attemptLine(message.attempts, outcome)
+  const attempt = { id: message.id, line, recipients, settlement, hardBounces }
   const countOutcome = () => {
     context.metrics.email(settlement.status === 'queued' ? 'deferred' : settlement.status, connection.id)
     const earlier = message.attempts - 1

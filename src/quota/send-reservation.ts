@@ -5,27 +5,34 @@ import type { Plan } from '../plans.ts'
 import { limitReached } from './refusals.ts'
 import { sendingLimits } from './reservations.ts'
 
-/** Records an attempt with the limits it counts against (one statement, maybe with others). */
-export type RecordAttempt = (attempt: AttemptToRecord) => Promise<SendAttempt>
-
 /**
- * POST /send's attempt claimed under its idempotency key, and its units of the plan's daily
- * limit, the connection's quota and pacing reserved, by `record` in that order: the
- * first limit that refuses throws its LimitReached and leaves nothing taken and nothing
- * recorded, the key unused. `taken` when another request already holds the key, `stale` when
- * the attempt's recheck no longer holds (nothing taken either).
+ * POST /send's attempt with the limits it counts against, in the order its statement takes their
+ * units: the plan's daily limit, the connection's quota, then its pacing.
  */
-export async function claimAndReserve(
-  record: RecordAttempt,
+export function withLimits(
   plan: Plan,
   connection: SendingConnection,
   attempt: AttemptToRecord['attempt'],
-): Promise<{ id: number; reservation: Reservation } | 'taken' | 'stale'> {
-  const result = await record({ attempt, limits: sendingLimits(plan, attempt.accountId, connection) })
+): AttemptToRecord {
+  return { attempt, limits: sendingLimits(plan, attempt.accountId, connection) }
+}
+
+/**
+ * What the attempt's statement answered: the attempt claimed under its idempotency key with its
+ * units reserved; `taken` when another request already holds the key, `stale` when the attempt's
+ * recheck no longer holds; or the first limit that refused, thrown as its LimitReached. A refusal
+ * of any kind took nothing and recorded nothing, and left the key unused.
+ */
+export function reservationOf(
+  result: SendAttempt,
+  plan: Plan,
+  accountId: number,
+  connection: SendingConnection,
+): { id: number; reservation: Reservation } | 'taken' | 'stale' {
   if (result.refused === null) {
     return { id: result.id, reservation: { usageDay: result.usageDay, quotaWindow: result.quotaWindow } }
   }
   if (result.refused === 'key') return 'taken'
   if (result.refused === 'stale') return 'stale'
-  throw limitReached(plan, attempt.accountId, connection, result)
+  throw limitReached(plan, accountId, connection, result)
 }

@@ -51,7 +51,10 @@ function oneLine(value: string): string {
 }
 
 /** How long the caller will wait after a failure of the connection of each kind (see deliver). */
-export type FailureWait = (kind: 'pushback' | 'unreachable') => number
+export interface FailureWait {
+  pushback: number
+  unreachable: number
+}
 
 /**
  * An attempt's outcome; for a failure of the whole connection, whether it was the one counted
@@ -109,7 +112,7 @@ export async function deliver(
     const { pausedNow, counted } = await recordProviderFailure(context.sql, connection.id, {
       kind,
       reason: failure,
-      windowMs: waitAfter(kind),
+      windowMs: waitAfter[kind],
     })
     if (pausedNow)
       context.log.warn(

@@ -2,17 +2,16 @@ import { createHash } from 'node:crypto'
 import { AppError } from '../app-error.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
-import type { Recheck } from '../db/fast-path.ts'
 import { recordMessageFields } from '../db/message-fields.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
 import type { AttemptRecord, OutboxMessage, Reservation } from '../db/outbox-types.ts'
-import { cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
+import { type CachedRoute, cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
 import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
 import { LimitReached } from '../quota/limit-reached.ts'
 import { recordGivingBack } from '../quota/reservations.ts'
-import { claimAndReserve, type RecordAttempt } from '../quota/send-reservation.ts'
+import { reservationOf, withLimits } from '../quota/send-reservation.ts'
 import type { AttemptOutcome, RecipientOutcome } from '../smtp/outcome.ts'
 import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './attempts.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
@@ -95,12 +94,12 @@ export async function sendNow(
       ...outgoingExtras(request.extras),
       callerWaits: true,
     },
-    () => PUSHBACK_RETRY_AFTER_SECONDS * 1000,
+    { pushback: PUSHBACK_RETRY_AFTER_SECONDS * 1000, unreachable: PUSHBACK_RETRY_AFTER_SECONDS * 1000 },
   )
   const line = attemptLine(1, outcome)
   const settled = settlementOf(outcome, { path: 'send' })
-  const { recipients, settlement } = settled
-  const attemptSettled = { id: attempt.id, line, recipients, settlement }
+  const { recipients, settlement, hardBounces } = settled
+  const attemptSettled = { id: attempt.id, line, recipients, settlement, hardBounces }
   if (!settled.giveBack) {
     await context.fastPath.statements.settle(connection.id, attemptSettled)
     context.metrics.email(settled.settlement.status, connection.id)
@@ -147,12 +146,7 @@ async function claimOnCachedRoute(
 ): Promise<Claimed | undefined> {
   const route = cachedRoute(fastPath, requestCaller, request.from, 'now')
   if (!route) return undefined
-  const record: RecordAttempt = async (attempt) => {
-    const result = await fastPath.statements.attempt(attempt)
-    route.rechecked(result.refused === 'stale')
-    return result
-  }
-  const claimed = await claimThrough(record, route.caller, route.connection, request, keyHash, route.recheck)
+  const claimed = await claimThrough(fastPath, route.caller, route.connection, request, keyHash, route)
   // A key taken: what it holds is read in the findings' rounds, as any replay's.
   return typeof claimed === 'string' ? undefined : claimed
 }
@@ -171,7 +165,7 @@ async function claimAsFound(
     if (earlier) return { replay: earlier }
   }
   const connection = chosenConnection(caller, request.from, found.connection, 'now')
-  const claimed = await claimThrough(fastPath.statements.attempt, caller, connection, request, keyHash)
+  const claimed = await claimThrough(fastPath, caller, connection, request, keyHash)
   if (typeof claimed !== 'string') return claimed
   // A concurrent request with the same key got there first; ours took nothing.
   const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
@@ -180,28 +174,33 @@ async function claimAsFound(
 }
 
 /**
- * The request's message through `connection`, its attempt claimed by `record` (see
- * claimAndReserve). The key is claimed before any limit is touched (one statement). A concurrent
+ * The request's message through `connection`, its attempt claimed in the connection's next
+ * round of attempts, going ahead on `route` when it was cached (see reservationOf; the cache is
+ * told whether its recheck held). The key is claimed before any limit is touched (one statement). A concurrent
  * request with the same key waits on the unique index, then replays or finds it in flight, and
  * never sees a 429 caused by the very message it duplicates (a taken key wins over whatever the
  * limits said).
  */
 async function claimThrough(
-  record: RecordAttempt,
+  fastPath: FastPath,
   caller: Caller,
   connection: SendingConnection,
   request: EmailRequest,
   keyHash: Buffer | null,
-  recheck?: Recheck,
+  route?: CachedRoute,
 ): Promise<Claimed | 'taken' | 'stale'> {
   const message = outboxMessage(caller, connection, request)
-  const attempt = await claimAndReserve(record, caller.plan, connection, {
-    ...message,
-    text_body: request.text_body,
-    html_body: request.html_body,
-    idempotencyKey: keyHash,
-    ...(recheck === undefined ? {} : { recheck }),
-  })
+  const result = await fastPath.statements.attempt(
+    withLimits(caller.plan, connection, {
+      ...message,
+      text_body: request.text_body,
+      html_body: request.html_body,
+      idempotencyKey: keyHash,
+      ...(route === undefined ? {} : { recheck: route.recheck }),
+    }),
+  )
+  route?.rechecked(result.refused === 'stale')
+  const attempt = reservationOf(result, caller.plan, caller.accountId, connection)
   return typeof attempt === 'string' ? attempt : { caller, connection, message, attempt }
 }
 

@@ -1,4 +1,4 @@
-import type { Settlement } from '../db/outbox-types.ts'
+import type { HardBounce, Settlement } from '../db/outbox-types.ts'
 import {
   nextTry,
   type RetryCause,
@@ -7,6 +7,7 @@ import {
   retryDelayMs,
 } from '../queue/retry-policy.ts'
 import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
+import { hardBouncesOf } from '../suppressions/bounces.ts'
 import { counted, elapsed } from '../wording.ts'
 import type { Delivery } from './deliver.ts'
 import { afterAttempt, outcomeText } from './recipients.ts'
@@ -33,6 +34,8 @@ export interface AttemptSettled {
    * first delivers it to someone, and given back by every other.
    */
   giveBack: boolean
+  /** Recipients the attempt found gone, to suppress (hardBouncesOf); left out when none. */
+  hardBounces?: HardBounce[]
   /** The provider pushed back: the connection's whole queue waits this long, in every process. */
   holdQueueMs?: number
   /**
@@ -52,11 +55,13 @@ export type SendSettled =
       recipients: RecipientOutcome[]
       settlement: { status: 'sent'; error: null } | { status: 'failed'; error: string }
       giveBack: false
+      hardBounces?: HardBounce[]
     }
   | {
       recipients: RecipientOutcome[]
       settlement: { status: 'failed'; error: string; releaseKey: boolean }
       giveBack: true
+      hardBounces?: HardBounce[]
     }
 
 /** The settlement of one attempt: a pure reading of its outcome, nothing written. */
@@ -81,13 +86,18 @@ function sendSettlement(outcome: Delivery): SendSettled {
   if (delivered(outcome)) {
     const settlement =
       error === null ? ({ status: 'sent', error } as const) : ({ status: 'failed', error } as const)
-    return { recipients, settlement, giveBack: false }
+    return { recipients, settlement, giveBack: false, ...suppressions(outcome) }
   }
   const releaseKey =
     outcome.pushback !== undefined ||
     (outcome.unreachable === undefined && recipients.every((r) => r.status === 'deferred'))
   const reason = outcome.pushback ?? error ?? 'The SMTP server did not take the message'
-  return { recipients, settlement: { status: 'failed', error: reason, releaseKey }, giveBack: true }
+  return {
+    recipients,
+    settlement: { status: 'failed', error: reason, releaseKey },
+    giveBack: true,
+    ...suppressions(outcome),
+  }
 }
 
 /**
@@ -103,6 +113,7 @@ function queuedSettlement(outcome: Delivery, attempt: QueuedAttempt): AttemptSet
     recipients,
     settlement,
     giveBack: !spent,
+    ...suppressions(outcome),
     ...(settlement.status === 'queued' && outcome.pushback !== undefined
       ? { holdQueueMs: settlement.delayMs }
       : {}),
@@ -132,6 +143,12 @@ function recordAfter(
       ? `Gave up after ${counted(next.failures, 'failed attempt')}: `
       : `Still deferred after ${elapsed(retry.ageMs)}: `
   return { status: 'failed', error: outcomeText(recipients, why), counter: next.counter }
+}
+
+/** The recipients this attempt found gone, when there are any. */
+function suppressions(outcome: Delivery): { hardBounces?: HardBounce[] } {
+  const hardBounces = hardBouncesOf(outcome)
+  return hardBounces.length ? { hardBounces } : {}
 }
 
 /** What left recipients deferred, as the retry schedule counts it. */

@@ -37,6 +37,11 @@ export interface AttemptOutcome {
   unreachable?: string
   /** The server's reply to the message, when it took it. */
   reply?: string
+  /**
+   * The whole message was refused at once, not recipient by recipient: the command refused
+   * (`MAIL FROM`, `DATA`), or `message` when it was refused before it was sent.
+   */
+  refusedAt?: string
 }
 
 export function delivered(outcome: AttemptOutcome): boolean {
@@ -74,7 +79,7 @@ export function outcomeOfError(recipients: string[], error: unknown): AttemptOut
   const all = (status: RecipientStatus, reply: string): RecipientOutcome[] =>
     recipients.map((address) => ({ address, status, reply }))
   // Larger than the server takes: refused for good before a byte of it was sent.
-  if (isRefusedUnsent(error)) return { recipients: all('refused', reason) }
+  if (isRefusedUnsent(error)) return { recipients: all('refused', reason), refusedAt: 'message' }
   if (code === undefined || isAuthFailure(error) || isTlsFailure(error)) {
     // No reply to the message at all: the server could not be reached, or would not let us in
     // (a refused STARTTLS speaks of the session, never of the message, whatever its code).
@@ -90,11 +95,11 @@ export function outcomeOfError(recipients: string[], error: unknown): AttemptOut
     }
     return withPushback(outcome, fieldOf(error, 'rejectedErrors'))
   }
-  if (isLineTooLong(reason)) return { recipients: all('refused', reason) }
+  if (isLineTooLong(reason)) return { recipients: all('refused', reason), refusedAt: stage ?? 'message' }
   if (isPushBack({ code, text: reason, command: stage }))
     return { recipients: all('deferred', reason), pushback: reason }
   // The sender or the message itself refused: every recipient alike.
-  return { recipients: all(code < 500 ? 'deferred' : 'refused', reason) }
+  return { recipients: all(code < 500 ? 'deferred' : 'refused', reason), refusedAt: stage ?? 'message' }
 }
 
 /** A server's reply to a command: its code, its text, and the command it answered (if known). */

@@ -3,10 +3,12 @@ import { defaultRetryPolicy, type RetryState } from '../../src/queue/retry-polic
 import type { Delivery } from '../../src/sending/deliver.ts'
 import { type QueuedAttempt, settlementOf } from '../../src/sending/settlement.ts'
 import type { RecipientOutcome } from '../../src/smtp/outcome.ts'
+import { suppressionStrength } from '../../src/suppressions/strength.ts'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
 const policy = defaultRetryPolicy(72)
+const HARD_BOUNCE = suppressionStrength({ reason: 'hard_bounce', scope: 'all' })
 
 const accepted = (address: string): RecipientOutcome => ({ address, status: 'accepted', reply: null })
 const refused = (address: string, reply = '550 5.1.1 User unknown'): RecipientOutcome => ({
@@ -53,7 +55,24 @@ describe('settlementOf, POST /send', () => {
         error: 'Delivered to 1 of 2 recipients; b@example.com: 550 5.1.1 User unknown',
       },
       giveBack: false,
+      hardBounces: [{ email: 'b@example.com', detail: '550 5.1.1 User unknown', strength: HARD_BOUNCE }],
     })
+  })
+
+  it('suppresses only the recipients whose mailbox is gone, and no one when none is', () => {
+    const recipients = [
+      refused('a@example.com'),
+      refused('b@example.com', '550 5.7.1 Spam'),
+      deferred('c@example.com'),
+    ]
+    expect(settlementOf({ recipients }, { path: 'send' }).hardBounces).toEqual([
+      { email: 'a@example.com', detail: '550 5.1.1 User unknown', strength: HARD_BOUNCE },
+    ])
+    const policyOnly = [accepted('a@example.com'), refused('b@example.com', '550 5.7.1 Spam')]
+    expect(settlementOf({ recipients: policyOnly }, { path: 'send' })).not.toHaveProperty('hardBounces')
+    expect(
+      settlementOf({ recipients }, queued(['a@example.com', 'b@example.com', 'c@example.com'])).hardBounces,
+    ).toEqual([{ email: 'a@example.com', detail: '550 5.1.1 User unknown', strength: HARD_BOUNCE }])
   })
 
   it('push-back: failed, units back, key freed for a retry, with the provider’s reply', () => {
