@@ -7,7 +7,7 @@
  *   domain         src/accounts, keys, connections, quota, sending, queue, batches, audiences, templates,
  *                  signups, forms, webhooks, fast-path, suppressions
  *        ↓
- *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/net
+ *   infrastructure src/db (all SQL), src/smtp (all SMTP), src/imap (all IMAP), src/net
  *        ↓
  *   leaves         src/clock.ts, config.ts, log.ts, metrics.ts, app-error.ts, pinned-version.ts, plans.ts,
  *                  project-root.ts, services.ts (types; it also names src/fast-path's), wording.ts,
@@ -17,7 +17,7 @@
  */
 const ENTRY = '^src/(http|cli|worker|dashboard|hosted)/|^src/(open-services|web)\\.ts$'
 const DOMAIN = '^src/(accounts|keys|connections|quota|sending|queue|batches|audiences|templates|signups|forms|webhooks|fast-path|suppressions)/'
-const INFRA = '^src/(db|smtp|net)/'
+const INFRA = '^src/(db|smtp|imap|net)/'
 const LEAF = '^src/(clock|config|log|metrics|app-error|pinned-version|plans|project-root|services|wording)\\.ts$|^src/generated/'
 
 module.exports = {
@@ -47,7 +47,7 @@ module.exports = {
     },
     {
       name: 'infrastructure-knows-no-domain',
-      comment: 'src/db, src/smtp and src/net import only leaves and each other.',
+      comment: 'src/db, src/smtp, src/imap and src/net import only leaves and each other.',
       severity: 'error',
       from: { path: INFRA },
       to: { path: '^src/', pathNot: `${LEAF}|${INFRA}` },
@@ -70,7 +70,7 @@ module.exports = {
       comment: 'Domain code knows nothing of HTTP, HTML, SQL drivers or job runners.',
       severity: 'error',
       from: { path: DOMAIN },
-      to: { path: 'node_modules/(hono|@hono|postgres|pg|graphile-worker|nodemailer)/' },
+      to: { path: 'node_modules/(hono|@hono|postgres|pg|graphile-worker|nodemailer|imapflow)/' },
     },
     {
       name: 'sql-drivers-only-in-db',

@@ -58,9 +58,9 @@ describe('the tests’ Dovecot', () => {
     expect(uid).toBeGreaterThan(0)
   })
 
-  it('refuses a clear-text login on the STARTTLS port', async () => {
+  it('refuses a clear-text login on port 143', async () => {
     const user = server.user
-    const reply = await clearTextLogin(server.host, server.startTlsPort, user.username, user.password)
+    const reply = await clearTextLogin(server.host, 143, user.username, user.password)
     expect(reply).toContain('LOGINDISABLED')
     expect(reply).toMatch(/\r\na NO /)
   })

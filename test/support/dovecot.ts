@@ -1,7 +1,7 @@
 /**
  * A private Dovecot IMAP server for the mailbox tests: Debian's `dovecot-imapd`, its own config,
- * users and maildirs in a temp dir, on free loopback ports: 993-style implicit TLS and
- * 143-style with STARTTLS required, both with the run's CA-signed certificate.
+ * users and maildirs in a temp dir, on a free loopback address: port 993 with implicit TLS and
+ * 143 with STARTTLS required, both with the run's CA-signed certificate.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -10,8 +10,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { ImapFlow } from 'imapflow'
-import { freePort } from '../../src/net/free-port.ts'
 import { ensureDebianPackage } from './debian-packages.ts'
+import { candidateHosts } from './smtp-sink.ts'
 import type { TlsMaterial } from './tls.ts'
 
 const DOVECOT = '/usr/sbin/dovecot'
@@ -25,14 +25,10 @@ export interface MailboxUser {
 
 export interface TestDovecot {
   /**
-   * Not 127.0.0.1: Dovecot counts a connection whose two ends share an address as secure and
-   * would take a clear-text login on the STARTTLS port, which a real server does not.
+   * Never 127.0.0.1: Dovecot counts a connection whose two ends share an address as secure and
+   * would take a clear-text login on port 143, which a real server does not.
    */
   host: string
-  /** Implicit TLS, as port 993. */
-  tlsPort: number
-  /** Clear text until STARTTLS, which a login requires, as port 143. */
-  startTlsPort: number
   /** The first of `users`. */
   user: MailboxUser
   users: MailboxUser[]
@@ -41,7 +37,7 @@ export interface TestDovecot {
   stop(): Promise<void>
 }
 
-function config(dir: string, host: string, ports: { tls: number; startTls: number }): string {
+function config(dir: string, host: string): string {
   return `
 instance_name = mailroom-test-${path.basename(dir)}
 base_dir = ${dir}/run
@@ -73,10 +69,10 @@ userdb {
 mail_location = maildir:~/Maildir
 service imap-login {
   inet_listener imap {
-    port = ${ports.startTls}
+    port = 143
   }
   inet_listener imaps {
-    port = ${ports.tls}
+    port = 993
     ssl = yes
   }
 }
@@ -106,6 +102,22 @@ function lookUpUser(name: string): { uid: number; gid: number } {
   const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim())
   const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim())
   return { uid, gid }
+}
+
+function canListen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer()
+    probe.once('error', () => resolve(false))
+    probe.listen(port, host, () => probe.close(() => resolve(true)))
+  })
+}
+
+/** A loopback address other than 127.0.0.1 where 993 and 143 are both free, as the SMTP sinks pick theirs. */
+async function freeLoopbackAddress(): Promise<string> {
+  for (const host of candidateHosts()) {
+    if ((await canListen(host, 993)) && (await canListen(host, 143))) return host
+  }
+  throw new Error('no loopback address has ports 993 and 143 free')
 }
 
 function accepts(host: string, port: number): Promise<boolean> {
@@ -140,7 +152,7 @@ function stopChild(child: ChildProcess): Promise<void> {
 export function imapClient(server: TestDovecot, user: MailboxUser, tls: TlsMaterial): ImapFlow {
   return new ImapFlow({
     host: server.host,
-    port: server.tlsPort,
+    port: 993,
     secure: true,
     auth: { user: user.username, pass: user.password },
     tls: { ca: tls.caPem, servername: 'localhost' },
@@ -181,17 +193,14 @@ export async function startDovecot(
   const first = withPassword(head)
   const users = [first, ...rest.map(withPassword)]
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-dovecot-'))
-  const host = '127.0.0.2'
-  const ports = { tls: await freePort(host), startTls: await freePort(host) }
+  const host = await freeLoopbackAddress()
   await layOut(dir, tls, users)
-  await writeFile(path.join(dir, 'private', 'dovecot.conf'), config(dir, host, ports))
+  await writeFile(path.join(dir, 'private', 'dovecot.conf'), config(dir, host))
   const child = spawn(DOVECOT, ['-F', '-c', path.join(dir, 'private', 'dovecot.conf')], {
     stdio: 'ignore',
   })
   const server: TestDovecot = {
     host,
-    tlsPort: ports.tls,
-    startTlsPort: ports.startTls,
     user: first,
     users,
     append: (user, raw, folder = 'INBOX') => appendMessage(server, tls, user, raw, folder),
@@ -201,8 +210,8 @@ export async function startDovecot(
     },
   }
   try {
-    await waitForListener(child, host, ports.tls)
-    await waitForListener(child, host, ports.startTls)
+    await waitForListener(child, host, 993)
+    await waitForListener(child, host, 143)
   } catch (error) {
     await server.stop()
     throw error

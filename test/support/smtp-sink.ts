@@ -105,7 +105,7 @@ const BLOCK = 16
 const FIRST = 2
 const LAST = 254
 
-function candidateHosts(): string[] {
+export function candidateHosts(): string[] {
   const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 1) || 1
   const blocks = Math.floor((LAST - FIRST + 1) / BLOCK)
   const start = FIRST + ((worker - 1) % blocks) * BLOCK
