@@ -100,6 +100,8 @@ export const ERROR_CATALOG = {
   INVALID_CONNECTION: { status: 400, body: 'standard', api: false },
   /** The SMTP login could not be verified; the message carries the server's reason. */
   SMTP_LOGIN_FAILED: { status: 400, body: 'standard', api: false },
+  /** The connection's mailbox (IMAP) login or folder could not be verified; the message carries the server's reason. */
+  MAILBOX_LOGIN_FAILED: { status: 400, body: 'standard', api: false },
   /** A name is empty. */
   INVALID_NAME: { status: 400, body: 'standard', api: false },
   /** A key's expiry is not 7 to 365 days. */
