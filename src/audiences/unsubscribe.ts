@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { deleteMemberRow, type MemberLinkSigning } from '../db/audiences.ts'
+import type { MemberLinkSigning } from '../db/audiences.ts'
 import { isStorableId } from '../db/ids.ts'
 import type { Db } from '../db/sql.ts'
+import { unsubscribeMemberRow } from '../db/suppressions.ts'
+import { suppressionStrength } from '../suppressions/strength.ts'
 
 /**
  * One-click unsubscribe from audience mail (RFC 8058): each member's link is signed with a key
@@ -69,13 +71,14 @@ export function verifyUnsubscribeToken(secret: string, token: string): MemberRef
 }
 
 /**
- * Removes the member a valid token names. Harmless when repeated (the member is simply gone);
- * returns false only for a token that is not valid.
+ * Removes the member a valid token names and suppresses its address for marketing (reason
+ * `unsubscribe`), so that no batch reaches it again, through this audience or another. Harmless
+ * when repeated (the member is simply gone); returns false only for a token that is not valid.
  */
 export async function unsubscribe(db: Db, secret: string, token: string): Promise<boolean> {
   const ref = verifyUnsubscribeToken(secret, token)
   if (!ref) return false
-  await deleteMemberRow(db, ref.audienceId, ref.memberId)
+  await unsubscribeMemberRow(db, ref, suppressionStrength({ reason: 'unsubscribe', scope: 'marketing' }))
   return true
 }
 

@@ -110,6 +110,28 @@ export function bouncesSuppressed(db: Db, settlements: Fragment, records: Fragme
 }
 
 /**
+ * Removes an audience's member and suppresses its address for marketing in one statement, so
+ * that an unsubscribe is never half done. `strength` is `suppressionStrength`'s for
+ * `unsubscribe`; the source is the audience whose link was followed. Harmless when repeated.
+ */
+export async function unsubscribeMemberRow(
+  db: Db,
+  ref: { audienceId: number; memberId: number },
+  strength: number,
+): Promise<void> {
+  await db`
+    with member as (
+      delete from audience_members m using audiences a
+      where m.id = ${ref.memberId} and m.audience_id = ${ref.audienceId} and a.id = m.audience_id
+      returning a.account_id, m.email
+    )
+    insert into suppressions (account_id, email, reason, scope, strength, detail, source_type, source_id)
+    select account_id, email, 'unsubscribe', 'marketing', ${strength}, null, 'page', ${ref.audienceId}::int
+    from member
+    ${upsert(db)}`
+}
+
+/**
  * What an entry for an address already suppressed does: a stronger one replaces the entry
  * (keeping the address's first spelling), anything else leaves it.
  */

@@ -26,6 +26,10 @@ beforeAll(async () => {
   ])
 })
 
+function suppressionOf(email: string) {
+  return app.request(`/suppressions/${encodeURIComponent(email)}`, { key: s.key })
+}
+
 async function memberEmails() {
   return (
     await listMembers(app.services.sql, s.accountId, audienceId, { limit: 100, offset: 0 })
@@ -74,10 +78,20 @@ describe('audience batch mail', () => {
     expect(await memberEmails()).toEqual(['ann@example.com', 'bob@example.com'])
     // The mail client's one-click request (RFC 8058).
     const oneClick = { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) }
+    expect((await suppressionOf('ann@example.com')).status).toBe(404)
     expect((await app.requestRoot(path, oneClick)).status).toBe(200)
     expect(await memberEmails()).toEqual(['bob@example.com'])
     expect((await app.requestRoot(path, oneClick)).status).toBe(200)
     expect(await memberEmails()).toEqual(['bob@example.com'])
+    // Suppressed for marketing besides, so that no other audience's batch reaches the address.
+    expect((await (await suppressionOf('ann@example.com')).json()).suppression).toEqual({
+      email: 'ann@example.com',
+      reason: 'unsubscribe',
+      scope: 'marketing',
+      detail: null,
+      source: { type: 'page', id: audienceId },
+      created_at: expect.any(String),
+    })
   })
 
   it('refuses forged and altered links with 404, removing no one', async () => {
@@ -97,6 +111,7 @@ describe('audience batch mail', () => {
       expect((await app.requestRoot(`/unsubscribe/${token}`)).status).toBe(404)
     }
     expect(await memberEmails()).toEqual(['bob@example.com'])
+    expect((await suppressionOf('bob@example.com')).status).toBe(404)
   })
 })
 
