@@ -16,7 +16,8 @@ import { createKey, listKeys, revokeKey, rotateKey, scopeKey } from '../keys/key
 import { listOutbox } from '../sending/outbox-views.ts'
 import type { Services } from '../services.ts'
 import { formCommands, signupPageCommands } from './hosted-commands.ts'
-import { type Act, type Call, type CliIo, group, ofAccount, UsageError, wholeNumber } from './program.ts'
+import { mailboxCommands } from './mailbox-commands.ts'
+import { type Act, type CliIo, group, ofAccount, passwordOf, UsageError, wholeNumber } from './program.ts'
 
 /**
  * Every operator command (docs/operator-cli.md). Each is one entry: its words, arguments and
@@ -26,7 +27,9 @@ import { type Act, type Call, type CliIo, group, ofAccount, UsageError, wholeNum
 export function registerCommands(program: Command, act: Act, io: CliIo): void {
   processCommands(program, act, io)
   accountCommands(program, act)
-  connectionStateCommands(connectionCommands(program, act), act)
+  const connection = connectionCommands(program, act)
+  connectionStateCommands(connection, act)
+  mailboxCommands(connection, act)
   keyCommands(program, act)
   mailCommands(program, act)
   formCommands(program, act)
@@ -286,16 +289,6 @@ function quotaOf(opts: { quota?: number | false; per?: string }): QuotaInput | n
   if (opts.quota === undefined || opts.per === undefined)
     throw new UsageError('--quota and --per go together')
   return { quota: opts.quota, per: opts.per }
-}
-
-async function passwordOf({ opts, stdin }: Call): Promise<string | undefined> {
-  if (opts.password !== undefined && opts.passwordStdin) {
-    throw new UsageError('give --password or --password-stdin, not both')
-  }
-  if (!opts.passwordStdin) return opts.password
-  const password = (await stdin()).replace(/\r?\n$/, '')
-  if (password === '') throw new UsageError('--password-stdin read an empty password')
-  return password
 }
 
 /** A command whose one argument is an ID, handed to `run` with the services. */

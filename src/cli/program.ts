@@ -174,3 +174,14 @@ export function ofAccount(run: Run): Run {
     return run(services, call)
   }
 }
+
+/** The password of --password or --password-stdin (never both); undefined when neither is given. */
+export async function passwordOf({ opts, stdin }: Call): Promise<string | undefined> {
+  if (opts.password !== undefined && opts.passwordStdin) {
+    throw new UsageError('give --password or --password-stdin, not both')
+  }
+  if (!opts.passwordStdin) return opts.password
+  const password = (await stdin()).replace(/\r?\n$/, '')
+  if (password === '') throw new UsageError('--password-stdin read an empty password')
+  return password
+}

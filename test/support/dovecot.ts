@@ -179,17 +179,18 @@ async function appendMessage(
   }
 }
 
-/** Starts Dovecot with `usernames` (each with a random password); installs it as root when missing. */
+/**
+ * Starts Dovecot with these users (a name alone gets a random password); installs it as root
+ * when missing.
+ */
 export async function startDovecot(
   tls: TlsMaterial,
-  usernames: [string, ...string[]] = ['reports@example.com'],
+  accounts: [string | MailboxUser, ...(string | MailboxUser)[]] = ['reports@example.com'],
 ): Promise<TestDovecot> {
   ensureDebianPackage(DOVECOT, 'dovecot-imapd')
-  const withPassword = (username: string) => ({
-    username,
-    password: randomBytes(12).toString('base64url'),
-  })
-  const [head, ...rest] = usernames
+  const withPassword = (user: string | MailboxUser): MailboxUser =>
+    typeof user === 'string' ? { username: user, password: randomBytes(12).toString('base64url') } : user
+  const [head, ...rest] = accounts
   const first = withPassword(head)
   const users = [first, ...rest.map(withPassword)]
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-dovecot-'))
