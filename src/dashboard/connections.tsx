@@ -11,9 +11,11 @@ import {
   resumeConnection,
   updateConnection,
 } from '../connections/connections.ts'
+import { clearMailbox } from '../connections/mailbox.ts'
 import { ownConnection, queuedMail } from '../connections/ownership.ts'
 import { counted } from '../wording.ts'
 import { ConfirmLink, confirmPage } from './confirm.tsx'
+import { MailboxSection, mailboxOf, saveMailbox } from './connection-mailbox.tsx'
 import { ConnectionStatus } from './connection-status.tsx'
 import type { Dashboard, DashboardContext } from './env.ts'
 import { ActionButton, PostForm, page, type Refusal, Table, When } from './layout.tsx'
@@ -25,7 +27,7 @@ const CONNECTIONS = resource('/dashboard/connections', ownView)
 const LIST = CONNECTIONS.list
 const one = CONNECTIONS.one
 
-/** Connections: list, add (the login tested first), edit, disable, pause, delete. */
+/** Connections: list, add (the login tested first), edit, its mailbox, disable, pause, delete. */
 export function registerConnections(app: Dashboard): void {
   const on = routes(app, CONNECTIONS)
   on.list((c) => listPage(c, {}))
@@ -60,6 +62,11 @@ export function registerConnections(app: Dashboard): void {
   change('resume', async (c, id) => {
     const done = await resumeConnection(signedIn(c).sql, id)
     return `Connection ${done.from} resumed.`
+  })
+  change('mailbox', saveMailbox)
+  change('mailbox-clear', async (c, id) => {
+    await clearMailbox(signedIn(c).sql, id)
+    return 'Mailbox removed: Mailroom reads no reports for this connection.'
   })
   on.view('delete', async (c, connection) => {
     const { sql, accountId } = signedIn(c)
@@ -303,6 +310,7 @@ async function editPage(
           <button type="submit">Save</button>
         </PostForm>
       </section>
+      <MailboxSection action={one(connection.id)} mailbox={await mailboxOf(c, connection.id)} token={token} />
       <Sending connection={connection} token={token} />
     </>,
   )

@@ -78,6 +78,8 @@ describe("another account's IDs", () => {
     `/dashboard/connections/${theirs.connectionId}/pause`,
     `/dashboard/connections/${theirs.connectionId}/resume`,
     `/dashboard/connections/${theirs.connectionId}/delete`,
+    `/dashboard/connections/${theirs.connectionId}/mailbox`,
+    `/dashboard/connections/${theirs.connectionId}/mailbox-clear`,
     `/dashboard/keys/${theirs.keyId}/rotate`,
     `/dashboard/keys/${theirs.keyId}/revoke`,
     `/dashboard/keys/${theirs.keyId}/scope`,
