@@ -6,15 +6,17 @@
  *
  * The tour uses each way a secret enters: the operator command (passwords on standard input,
  * keys created and rotated), the dashboard (sign-in, a wrong password, keys made and rotated,
- * a connection added with a wrong and a right password, a password change), the API (good and
+ * a connection added with a wrong and a right password, a password change, a connection's
+ * mailbox set with a wrong and a right password), the API (good and
  * wrong keys, sends, queued mail, batches, audiences, templates) and the hosted pages.
  */
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { registerCommands } from '../../src/cli/commands.ts'
 import { runCli } from '../../src/cli/program.ts'
 import { useTestApp } from '../support/app.ts'
 import { audienceWith, createdBatch, waitForBatchEnd } from '../support/batches.ts'
 import { type Client, client } from '../support/dashboard.ts'
+import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
 import { captureLogs } from '../support/log-capture.ts'
 import { waitForOutboxStatus } from '../support/queue.ts'
 import type { SmtpSink } from '../support/smtp-sink.ts'
@@ -28,6 +30,8 @@ const DASHBOARD_PASSWORDS = [
   'dash-operator-Ba9Ce3Dh7Fk2Mn',
 ]
 const WRONG_DASHBOARD_PASSWORD = 'dash-wrong-Wx6Yz1Ab5Cd8Ef'
+const MAILBOX_PASSWORD = 'imap-password-Tr5Wq2Ze8Kp1Lx'
+const WRONG_MAILBOX_PASSWORD = 'imap-wrong-Gh4Jn7Bv3Mc6Qs'
 const WRONG_KEY = 'mr_wrongKeyThatNobodyWasGiven0123456789abcd'
 
 const logs = captureLogs('trace')
@@ -40,6 +44,8 @@ const secrets = new Map<string, string>([
   ['wrong SMTP password', WRONG_SMTP_PASSWORD],
   ['wrong dashboard password', WRONG_DASHBOARD_PASSWORD],
   ['wrong API key', WRONG_KEY],
+  ['mailbox password', MAILBOX_PASSWORD],
+  ['wrong mailbox password', WRONG_MAILBOX_PASSWORD],
   ...DASHBOARD_PASSWORDS.map((p, i) => [`dashboard password ${i + 1}`, p] as [string, string]),
 ])
 /** What the operator command wrote on standard error (its refusals). */
@@ -76,6 +82,7 @@ async function tour(): Promise<void> {
   const sink = await app.sink({ port: 2525, password: SMTP_PASSWORD })
   const { accountId, key } = await operatorSetsUp(sink)
   const browser = await ownerSignsIn(sink)
+  await mailboxIsSet(browser, accountId)
   await apiAndHostedPages(key, accountId)
   await passwordsChange(browser, key, accountId)
 }
@@ -115,6 +122,34 @@ async function operatorSetsUp(sink: SmtpSink): Promise<{ accountId: string; key:
   const key = rotated.key as string
   secrets.set('API key (rotated by the operator)', key)
   return { accountId, key }
+}
+
+let imap: TestDovecot | undefined
+afterAll(() => imap?.stop())
+
+/** The operator sets the connection's mailbox; the owner tries a wrong password on the dashboard. */
+async function mailboxIsSet(browser: Client, accountId: string): Promise<void> {
+  imap = await startDovecot(inject('tls'), [{ username: 'reports@example.com', password: MAILBOX_PASSWORD }])
+  const [connection] = await app.services.sql<{ id: number }[]>`
+    select id from connections where account_id = ${Number(accountId)} order by id limit 1`
+  const id = String(connection?.id)
+  const login = [
+    '--host',
+    imap.host,
+    '--port',
+    '993',
+    '--username',
+    'reports@example.com',
+    '--password-stdin',
+  ]
+  await mailroom(['connection', 'mailbox', 'set', id, ...login], MAILBOX_PASSWORD)
+  await browser.get(`/dashboard/connections/${id}`)
+  const fields = { mailbox_host: imap.host, mailbox_port: '143', mailbox_username: 'reports@example.com' }
+  const refused = await browser.post(`/dashboard/connections/${id}/mailbox`, {
+    ...fields,
+    mailbox_password: WRONG_MAILBOX_PASSWORD,
+  })
+  expect(refused.status).toBe(400)
 }
 
 /** The owner signs in, once with a wrong password, makes keys and adds a connection. */
