@@ -11,7 +11,7 @@ import { child, fail, isObject, type Json, type JsonObject, literal } from './js
 
 const BODIES = ['standard', 'simple', 'template-limit', 'validation'] as const
 type Body = (typeof BODIES)[number]
-const STATUSES = [400, 401, 403, 404, 409, 413, 429, 500]
+const STATUSES = [400, 401, 403, 404, 409, 413, 422, 429, 500]
 
 export interface CatalogEntry {
   code: string

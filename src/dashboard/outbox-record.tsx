@@ -157,7 +157,7 @@ function TimeFacts(props: { record: OutboxDetail }) {
   )
 }
 
-const RECIPIENT_TONES = { accepted: 'good', refused: 'bad', deferred: 'warn' } as const
+const RECIPIENT_TONES = { accepted: 'good', refused: 'bad', deferred: 'warn', suppressed: 'bad' } as const
 
 /** Each recipient with what the server last said for it (accepted, refused, deferred). */
 function Recipients(props: { record: OutboxDetail }) {

@@ -15,6 +15,7 @@ import {
 } from './outbox-records.ts'
 import type { OutboxMessage, Tag } from './outbox-types.ts'
 import type { Db, Fragment } from './sql.ts'
+import { suppressedRecipients } from './suppressions.ts'
 import { type LimitRefusal, type Limits, takeUnitsCall, type UnitsRow, unitsOf } from './usage.ts'
 import { eventsRecorded, recordedEvents } from './webhooks.ts'
 import { type OwnClaims, orphanedClaim } from './worker-processes.ts'
@@ -153,6 +154,8 @@ export interface ClaimedMessage {
   age_ms: number
   /** Every recipient's outcome so far; null before the first attempt. */
   recipients: RecipientOutcome[] | null
+  /** Its recipients on the account's suppression list that apply to it (null for none). */
+  suppressed: { email: string; reason: 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual' }[] | null
   message_id: string
   to_addresses: string[]
   cc_addresses: string[]
@@ -214,7 +217,7 @@ export async function claimDue(
       returning o.id, o.attempts, o.failures, o.deferrals,
         -- A scheduled message's time in the queue starts when it is due.
         extract(epoch from mailroom_now() - coalesce(o.scheduled_at, o.created_at))::float8 * 1000 as age_ms,
-        o.recipients,
+        o.recipients, ${suppressedRecipients(db)} as suppressed,
         o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
         o.content_id, o.payload, o.request_id, o.unsubscribe_url, o.usage_day::text, o.quota_window,
         o.next_attempt_at, ${claimedFields(db)}

@@ -131,6 +131,34 @@ export async function unsubscribeMemberRow(
     ${upsert(db)}`
 }
 
+/** Which of `addresses` the account suppressed for all mail, each as given, with its reason. */
+export function suppressedForAll(
+  db: Db,
+  accountId: number,
+  addresses: string[],
+): Promise<{ email: string; reason: SuppressionRow['reason'] }[]> {
+  return db<{ email: string; reason: SuppressionRow['reason'] }[]>`
+    select a.address as email, s.reason
+    from unnest(${addresses}::text[]) with ordinality as a(address, n)
+    join suppressions s on s.account_id = ${accountId} and lower(s.email) = lower(a.address)
+    where s.scope = 'all'
+    order by a.n`
+}
+
+/**
+ * The recipients of an outbox record (alias `o`) that the account's suppressions keep from it,
+ * `[{email, reason}]` or null, read in the statement that claims it. Scope `all` applies to
+ * every record, `marketing` to a batch's; mail to the sending address itself (a form's
+ * notification to its owner) is never suppressed. Each address is looked up by the unique index.
+ */
+export function suppressedRecipients(db: Db): Fragment {
+  return db`(
+    select jsonb_agg(jsonb_build_object('email', a.address, 'reason', s.reason))
+    from unnest(o.to_addresses || o.cc_addresses || o.bcc_addresses) as a(address)
+    join suppressions s on s.account_id = o.account_id and lower(s.email) = lower(a.address)
+    where (s.scope = 'all' or o.batch_id is not null) and lower(a.address) <> lower(o.from_address))`
+}
+
 /**
  * What an entry for an address already suppressed does: a stronger one replaces the entry
  * (keeping the address's first spelling), anything else leaves it.

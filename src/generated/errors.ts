@@ -4,7 +4,7 @@ export type ErrorBodyShape = 'standard' | 'simple' | 'template-limit' | 'validat
 
 /** One error: its HTTP status, body shape, and (simple bodies) fixed text. */
 export interface ErrorCatalogEntry {
-  status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+  status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500
   body: ErrorBodyShape
   error?: string
   /** Answered by the API (otherwise only by the operator command and the dashboard). */
@@ -82,6 +82,8 @@ export const ERROR_CATALOG = {
   EMAIL_NOT_SCHEDULED: { status: 409, body: 'standard', api: true },
   /** Canceling a batch that is neither `pending` nor `running`; `details.status` is its status. */
   BATCH_NOT_CANCELABLE: { status: 409, body: 'standard', api: true },
+  /** Every recipient of a `/send` or `/enqueue` is on the account's suppression list (`details.suppressed`). */
+  RECIPIENT_SUPPRESSED: { status: 422, body: 'standard', api: true },
   /** The body is larger than the size limit (10 MiB by default). */
   PAYLOAD_TOO_LARGE: { status: 413, body: 'standard', api: true },
   /** Connection pacing, or the provider pushed back (`details.retryAfter`). */

@@ -273,6 +273,20 @@ export const RefusedRecipientSchema = z
   .openapi({ description: 'A recipient the SMTP server refused while it took the message for others.' })
   .openapi('RefusedRecipient')
 
+export const SuppressionReasonSchema = z
+  .enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual'])
+  .openapi({
+    description:
+      'Why the address is suppressed: `hard_bounce` (its server said the mailbox does not exist), `complaint` (its owner reported the mail as spam), `unsubscribe` (a one-click unsubscribe) or `manual` (added by the account). A stronger reason replaces a weaker one, in this order from the strongest: `complaint`, `hard_bounce`, `manual`, `unsubscribe`.',
+    example: 'hard_bounce',
+  })
+  .openapi('SuppressionReason')
+
+export const SuppressedRecipientSchema = z
+  .object({ email: z.string().openapi({ example: 'gone@example.com' }), reason: SuppressionReasonSchema })
+  .openapi({ description: 'A recipient left out because the account suppressed the address.' })
+  .openapi('SuppressedRecipient')
+
 export const SendResponseSchema = z
   .object({
     success: z
@@ -304,6 +318,13 @@ export const SendResponseSchema = z
       .openapi({
         description:
           "Present when the SMTP server took the message for some recipients and refused the others: who was refused and the server's reply. The message was sent to everyone else. (When every recipient is refused, nothing is sent and the answer is an error: `429 RATE_LIMITED` when all were only deferred, `500 INTERNAL_ERROR` otherwise.)",
+      }),
+    suppressedRecipients: z
+      .array(SuppressedRecipientSchema)
+      .optional()
+      .openapi({
+        description:
+          "Since version 1.2.0, present when some recipients are on the account's suppression list: they were left out, and the others got the email.",
       }),
     replayed: z
       .boolean()
@@ -344,6 +365,13 @@ export const EnqueueResponseSchema = z
           'Since version 1.2.0, only for an email sent with `scheduled_at`: when it is due, ISO 8601 with milliseconds and `Z`. Left out for an email due at once, whose answer is as it was.',
         example: '2025-01-20T08:00:00.000Z',
       }),
+    suppressedRecipients: z
+      .array(SuppressedRecipientSchema)
+      .optional()
+      .openapi({
+        description:
+          "Since version 1.2.0, present when some recipients are on the account's suppression list: they were left out, and the email is queued for the others.",
+      }),
   })
   .openapi({ description: 'Result of `POST /enqueue`.' })
   .openapi('EnqueueResponse')
@@ -352,10 +380,10 @@ export const EmailRecipientOutcomeSchema = z
   .object({
     email: z.string().openapi({ example: 'ada@example.com' }),
     status: z
-      .enum(['pending', 'accepted', 'refused', 'deferred'])
+      .enum(['pending', 'accepted', 'refused', 'deferred', 'suppressed'])
       .openapi({
         description:
-          '`pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again.',
+          "`pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again; `suppressed` (since version 1.2.0): on the account's suppression list when the email was sent, so never handed to the server (`reply` says `suppressed (<reason>)`).",
         example: 'accepted',
       }),
     reply: z
@@ -1229,8 +1257,11 @@ export const WebhookDeliveryListResponseSchema = z
 export const WebhookRecipientSchema = z
   .object({
     address: z.string(),
-    status: z.enum(['accepted', 'refused', 'deferred']),
-    reply: z.string().nullable().openapi({ description: "The SMTP server's reply for this recipient." }),
+    status: z.enum(['accepted', 'refused', 'deferred', 'suppressed']),
+    reply: z
+      .string()
+      .nullable()
+      .openapi({ description: "The SMTP server's reply for this recipient, or `suppressed (<reason>)`." }),
   })
   .openapi('WebhookRecipient')
 
@@ -1334,15 +1365,6 @@ export const WebhookFormSubmittedEventSchema = z
     data: WebhookFormDataSchema,
   })
   .openapi('WebhookFormSubmittedEvent')
-
-export const SuppressionReasonSchema = z
-  .enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual'])
-  .openapi({
-    description:
-      'Why the address is suppressed: `hard_bounce` (its server said the mailbox does not exist), `complaint` (its owner reported the mail as spam), `unsubscribe` (a one-click unsubscribe) or `manual` (added by the account). A stronger reason replaces a weaker one, in this order from the strongest: `complaint`, `hard_bounce`, `manual`, `unsubscribe`.',
-    example: 'hard_bounce',
-  })
-  .openapi('SuppressionReason')
 
 export const SuppressionScopeSchema = z
   .enum(['all', 'marketing'])
@@ -1455,6 +1477,10 @@ export const ErrorDetailsSchema = z
           'The current status of the email or batch that could not be changed (`EMAIL_NOT_CANCELABLE`, `EMAIL_NOT_SCHEDULED`, `BATCH_NOT_CANCELABLE`).',
         example: 'sent',
       }),
+    suppressed: z
+      .array(SuppressedRecipientSchema)
+      .optional()
+      .openapi({ description: 'The suppressed recipients and why (`RECIPIENT_SUPPRESSED`).' }),
   })
   .openapi({ description: 'Optional machine-readable details of a standard error.' })
   .openapi('ErrorDetails')
@@ -1484,6 +1510,7 @@ export const StandardErrorSchema = z
         'WEBHOOK_LIMIT_REACHED',
         'WEBHOOK_NOT_FOUND',
         'SUPPRESSION_NOT_FOUND',
+        'RECIPIENT_SUPPRESSED',
         'NOT_FOUND',
         'PAYLOAD_TOO_LARGE',
         'RATE_LIMITED',
@@ -1609,6 +1636,11 @@ export const sendEmailRoute = createRoute({
       description: '`PAYLOAD_TOO_LARGE`: the request body exceeds the size limit (10 MiB by default).',
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
+    422: {
+      description:
+        "`RECIPIENT_SUPPRESSED`: every recipient is on the account's suppression list (scope `all`); `details.suppressed` lists them with their reason. Nothing was sent or queued, no quota was used, and the `Idempotency-Key` stays unused.",
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
     429: {
       description:
         "Too many requests; wait and retry (the same `Idempotency-Key` may be reused). `DAILY_LIMIT_REACHED`: the Free plan's 100 emails per day are used (resets 00:00 UTC; `details` has `limit`, `used`, `upgradeRequired`). `QUOTA_EXCEEDED`: the connection's daily or hourly quota is used (`details.resetsAt` is the end of the fixed UTC window; `details.limit`, `details.used`). `RATE_LIMITED`: the connection's pacing or the provider pushed back (`details.retryAfter` in whole seconds where known). On `/enqueue` and batches, quota and pacing make mail wait instead of answering 429.",
@@ -1667,6 +1699,11 @@ export const enqueueEmailRoute = createRoute({
     },
     413: {
       description: '`PAYLOAD_TOO_LARGE`: the request body exceeds the size limit (10 MiB by default).',
+      content: { 'application/json': { schema: StandardErrorSchema } },
+    },
+    422: {
+      description:
+        "`RECIPIENT_SUPPRESSED`: every recipient is on the account's suppression list (scope `all`); `details.suppressed` lists them with their reason. Nothing was sent or queued, no quota was used, and the `Idempotency-Key` stays unused.",
       content: { 'application/json': { schema: StandardErrorSchema } },
     },
     429: {

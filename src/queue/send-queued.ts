@@ -10,10 +10,17 @@ import type { Db } from '../db/sql.ts'
 import { Rounds } from '../fast-path/rounds.ts'
 import { withRequestId } from '../log.ts'
 import { recordGivingBack, sendingLimits } from '../quota/reservations.ts'
-import { attemptLine, deliver, type OutgoingMessage, type SendContext } from '../sending/deliver.ts'
+import {
+  attemptLine,
+  type Delivery,
+  deliver,
+  type OutgoingMessage,
+  type SendContext,
+} from '../sending/deliver.ts'
 import { storedExtras } from '../sending/message-extras.ts'
 import { envelopeOf, stillToTry } from '../sending/recipients.ts'
 import { settlementOf } from '../sending/settlement.ts'
+import { withoutSuppressed } from '../suppressions/applying.ts'
 import { counted } from '../wording.ts'
 import type { BatchContents } from './batch-contents.ts'
 import type { Claimant } from './liveness.ts'
@@ -184,25 +191,10 @@ async function sendClaimed(
     bcc: message.bcc_addresses,
   })
   const retry = { failures: message.failures, deferrals: message.deferrals, ageMs: message.age_ms }
-  const outcome = await deliver(
-    context,
-    connection,
-    {
-      outboxId: message.id,
-      messageId: message.message_id,
-      to: message.to_addresses,
-      cc: message.cc_addresses,
-      envelope: stillToTry(envelope, message.recipients),
-      ...content,
-      ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
-      ...listUnsubscribe(message.unsubscribe_url),
-      ...storedExtras(message),
-    },
-    {
-      pushback: retryDelayMs(policy, retry, 'pushback'),
-      unreachable: retryDelayMs(policy, retry, 'failure'),
-    },
-  )
+  const outcome = await deliverUnsuppressed(context, connection, { message, content }, envelope, {
+    pushback: retryDelayMs(policy, retry, 'pushback'),
+    unreachable: retryDelayMs(policy, retry, 'failure'),
+  })
   const settled = settlementOf(outcome, {
     path: 'queue',
     envelope,
@@ -245,6 +237,38 @@ async function sendClaimed(
   countOutcome()
   if (holdQueueMs !== undefined) return { kind: 'blocked', waitMs: holdQueueMs }
   return { kind: 'handled', recorded: Promise.resolve() }
+}
+
+/**
+ * Hands the message to SMTP for its recipients still to try, but those the account suppressed,
+ * whose outcome says so without any server being asked; no attempt at all when every one is.
+ */
+async function deliverUnsuppressed(
+  context: SendContext,
+  connection: QueueConnection,
+  { message, content }: Pick<ClaimedQueued, 'message' | 'content'>,
+  envelope: string[],
+  waits: { pushback: number; unreachable: number },
+): Promise<Delivery> {
+  const { send, skipped } = withoutSuppressed(stillToTry(envelope, message.recipients), message.suppressed)
+  if (send.length === 0) return { recipients: skipped }
+  const outcome = await deliver(
+    context,
+    connection,
+    {
+      outboxId: message.id,
+      messageId: message.message_id,
+      to: message.to_addresses,
+      cc: message.cc_addresses,
+      envelope: send,
+      ...content,
+      ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
+      ...listUnsubscribe(message.unsubscribe_url),
+      ...storedExtras(message),
+    },
+    waits,
+  )
+  return { ...outcome, recipients: [...outcome.recipients, ...skipped] }
 }
 
 /**

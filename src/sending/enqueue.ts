@@ -3,11 +3,18 @@ import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import type { Recheck } from '../db/fast-path.ts'
 import { type Queued, queuedWithoutRecheck } from '../db/queue.ts'
+import type { Db } from '../db/sql.ts'
 import { type CachedRoute, cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
 import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
 import { currentRequestId } from '../log.ts'
+import {
+  leaveOutSuppressed,
+  type SuppressedAddress,
+  suppressedNote,
+  suppressedRefusal,
+} from '../suppressions/applying.ts'
 import { outboxMessage } from './attempts.ts'
 import type { EmailRequest } from './email-request.ts'
 import { queuedFields } from './message-extras.ts'
@@ -20,6 +27,8 @@ export interface EnqueueResult {
   queuedAt: string
   /** When a scheduled email is due; left out for one due at once, whose answer is as it was. */
   scheduledAt?: string
+  /** The recipients left out because the account suppressed them. */
+  suppressedRecipients?: SuppressedAddress[]
 }
 
 interface Accepted {
@@ -36,6 +45,23 @@ interface Accepted {
  * they still hold, and the request reads them again if not (src/fast-path/README.md).
  */
 export async function enqueue(
+  { sql, fastPath }: { sql: Db; fastPath: FastPath },
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+  scheduledAt?: Date,
+): Promise<EnqueueResult> {
+  const left = await leaveOutSuppressed(sql, requestCaller.caller.accountId, request)
+  if (left.everyone) throw await suppressedRefusal(requestCaller, left.suppressed)
+  const result = await enqueueUnsuppressed(fastPath, requestCaller, left.request, scheduledAt)
+  if (left.suppressed.length === 0) return result
+  return {
+    ...result,
+    message: suppressedNote(result.message, left.suppressed),
+    suppressedRecipients: left.suppressed,
+  }
+}
+
+async function enqueueUnsuppressed(
   fastPath: FastPath,
   requestCaller: RequestCaller,
   request: EmailRequest,

@@ -13,6 +13,12 @@ import { LimitReached } from '../quota/limit-reached.ts'
 import { recordGivingBack } from '../quota/reservations.ts'
 import { reservationOf, withLimits } from '../quota/send-reservation.ts'
 import type { AttemptOutcome, RecipientOutcome } from '../smtp/outcome.ts'
+import {
+  leaveOutSuppressed,
+  type SuppressedAddress,
+  suppressedNote,
+  suppressedRefusal,
+} from '../suppressions/applying.ts'
 import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './attempts.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
@@ -36,6 +42,8 @@ export interface SendResult {
   message: string
   /** The recipients the server refused while it took the message for the others. */
   refusedRecipients?: RefusedRecipient[]
+  /** The recipients left out because the account suppressed them. */
+  suppressedRecipients?: SuppressedAddress[]
   replayed?: true
 }
 
@@ -60,6 +68,36 @@ interface Claimed {
  * earlier send, two: the attempt's statement rechecks they still hold (src/fast-path/README.md).
  */
 export async function sendNow(
+  context: SendContext,
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+  idempotencyKey: string | undefined,
+): Promise<SendResult> {
+  const left = await leaveOutSuppressed(context.sql, requestCaller.caller.accountId, request)
+  if (left.everyone) {
+    // An earlier request under the key is answered as it was, whatever was suppressed since.
+    const earlier =
+      idempotencyKey && (await replayOf(context.sql, await requestCaller.check(), idempotencyKey))
+    if (earlier) return earlier
+    throw await suppressedRefusal(requestCaller, left.suppressed)
+  }
+  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey)
+  if (left.suppressed.length === 0 || result.replayed) return result
+  return {
+    ...result,
+    message: suppressedNote(result.message, left.suppressed),
+    suppressedRecipients: left.suppressed,
+  }
+}
+
+/** The answer to an earlier request under the key, if there is one. */
+async function replayOf(sql: SendContext['sql'], caller: Caller, idempotencyKey: string) {
+  const keyHash = createHash('sha256').update(idempotencyKey).digest()
+  const earlier = await attemptByIdempotencyKey(sql, caller.accountId, keyHash)
+  return earlier ? replay(earlier) : undefined
+}
+
+async function sendUnsuppressed(
   context: SendContext,
   requestCaller: RequestCaller,
   request: EmailRequest,

@@ -16,11 +16,14 @@ import {
  * and 450 as a deferral of them all.
  */
 
-export type RecipientStatus = 'accepted' | 'refused' | 'deferred'
+export type RecipientStatus = 'accepted' | 'refused' | 'deferred' | 'suppressed'
 
 export interface RecipientOutcome {
   address: string
-  /** accepted; refused for good (5xx); deferred (4xx: try again later). */
+  /**
+   * accepted; refused for good (5xx); deferred (4xx: try again later); suppressed: on the
+   * account's suppression list, never handed to the server.
+   */
   status: RecipientStatus
   /** The server's reply for this recipient, or what kept it from one. */
   reply: string | null

@@ -32,6 +32,13 @@ useBatchWorker(app)
 
 const ORDER = ['pending', 'running', 'completed'] as const
 
+/** Each address refused at RCPT for a policy reason (550 5.7.1), naming it. */
+function policyRefusals(refused: string[]) {
+  return Object.fromEntries(
+    refused.map((r) => [r, { code: 550, message: `5.7.1 <${r}>: Recipient address rejected` }]),
+  )
+}
+
 interface FailureRow {
   outbox_id: number
   email: string
@@ -104,9 +111,10 @@ describe('refused addresses', () => {
     timeout: 30_000,
   }, async () => {
     const refused = ['nobody1@example.com', 'nobody2@example.com', 'nobody3@example.com']
+    // A policy refusal: it suppresses no one, so a retry goes back to the server.
     const s = await startSender(app, 'refused', {
       plan: 'pro',
-      behaviour: { rejectRecipients: refused },
+      behaviour: { recipientReplies: policyRefusals(refused) },
     })
     const good = addresses('ok', 7)
     const id = await createdBatch(app, s.key, {
@@ -126,15 +134,15 @@ describe('refused addresses', () => {
     const failures = (await mailroomJson(app.db.url, ['batch', 'failures', String(id)])) as FailureRow[]
     expect(failures.map((f) => f.email).sort()).toEqual(refused)
     for (const failure of failures) {
-      expect(failure.error).toMatch(/^550 5\.1\.1 /)
+      expect(failure.error).toMatch(/^550 5\.7\.1 /)
       expect(failure.error).toContain(failure.email)
-      expect(failure.error).toContain('User unknown')
+      expect(failure.error).toContain('Recipient address rejected')
     }
     // A permanent refusal is not retried by the worker.
     expect(failures.every((f) => f.attempts === 1)).toBe(true)
 
     // The provider accepts them now; the operator queues them again.
-    s.sink.setBehaviour({ rejectRecipients: [] })
+    s.sink.setBehaviour({ recipientReplies: {} })
     const retried = (await mailroomJson(app.db.url, ['batch', 'retry', String(id)])) as BatchView
     expect(retried).toMatchObject({ id, status: 'running', sent_count: 7, failed_count: 0, total_count: 10 })
     const done = await waitForBatchEnd(app, s.key, id)
@@ -150,7 +158,7 @@ describe('refused addresses', () => {
     const refused = addresses('gone', 4)
     const s = await startSender(app, 'allrefused', {
       plan: 'pro',
-      behaviour: { rejectRecipients: refused },
+      behaviour: { recipientReplies: policyRefusals(refused) },
     })
     const id = await createdBatch(app, s.key, { template, recipients: refused })
     const ended = await waitForBatchEnd(app, s.key, id)
@@ -167,7 +175,7 @@ describe('refused addresses', () => {
       select coalesce(paused_until > now(), false) as paused from connections where id = ${s.connectionId}`
     expect(connection?.paused).toBe(false)
 
-    s.sink.setBehaviour({ rejectRecipients: [] })
+    s.sink.setBehaviour({ recipientReplies: {} })
     const retried = (await mailroomJson(app.db.url, ['batch', 'retry', String(id)])) as BatchView
     expect(retried).toMatchObject({ id, status: 'running', sent_count: 0, failed_count: 0, progress: 0 })
     const done = await waitForBatchEnd(app, s.key, id)

@@ -1029,11 +1029,19 @@ export interface components {
       message: string
       /** @description Present when the SMTP server took the message for some recipients and refused the others: who was refused and the server's reply. The message was sent to everyone else. (When every recipient is refused, nothing is sent and the answer is an error: `429 RATE_LIMITED` when all were only deferred, `500 INTERNAL_ERROR` otherwise.) */
       refusedRecipients?: components['schemas']['RefusedRecipient'][]
+      /** @description Since version 1.2.0, present when some recipients are on the account's suppression list: they were left out, and the others got the email. */
+      suppressedRecipients?: components['schemas']['SuppressedRecipient'][]
       /**
        * @description Present and `true` when the response is for an earlier request with the same `Idempotency-Key`.
        * @example true
        */
       replayed?: boolean
+    }
+    /** @description A recipient left out because the account suppressed the address. */
+    SuppressedRecipient: {
+      /** @example gone@example.com */
+      email: string
+      reason: components['schemas']['SuppressionReason']
     }
     /** @description A recipient the SMTP server refused while it took the message for others. */
     RefusedRecipient: {
@@ -1085,17 +1093,19 @@ export interface components {
        * @example 2025-01-20T08:00:00.000Z
        */
       scheduledAt?: string
+      /** @description Since version 1.2.0, present when some recipients are on the account's suppression list: they were left out, and the email is queued for the others. */
+      suppressedRecipients?: components['schemas']['SuppressedRecipient'][]
     }
     /** @description What the SMTP server answered for one recipient. */
     EmailRecipientOutcome: {
       /** @example ada@example.com */
       email: string
       /**
-       * @description `pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again.
+       * @description `pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again; `suppressed` (since version 1.2.0): on the account's suppression list when the email was sent, so never handed to the server (`reply` says `suppressed (<reason>)`).
        * @example accepted
        * @enum {string}
        */
-      status: 'pending' | 'accepted' | 'refused' | 'deferred'
+      status: 'pending' | 'accepted' | 'refused' | 'deferred' | 'suppressed'
       /**
        * @description The server's reply for this recipient (none when it was accepted without one).
        * @example null
@@ -1887,8 +1897,8 @@ export interface components {
     WebhookRecipient: {
       address: string
       /** @enum {string} */
-      status: 'accepted' | 'refused' | 'deferred'
-      /** @description The SMTP server's reply for this recipient. */
+      status: 'accepted' | 'refused' | 'deferred' | 'suppressed'
+      /** @description The SMTP server's reply for this recipient, or `suppressed (<reason>)`. */
       reply: string | null
     }
     /** @description What became of one message (an outbox record). */
@@ -2081,6 +2091,8 @@ export interface components {
        * @example sent
        */
       status?: string
+      /** @description The suppressed recipients and why (`RECIPIENT_SUPPRESSED`). */
+      suppressed?: components['schemas']['SuppressedRecipient'][]
     }
     /** @description Standard error body. `code` is one of the codes below (see the error catalog, `x-error-catalog`, for when each is answered); `message` is human text and may change. */
     StandardError: {
@@ -2111,6 +2123,7 @@ export interface components {
         | 'WEBHOOK_LIMIT_REACHED'
         | 'WEBHOOK_NOT_FOUND'
         | 'SUPPRESSION_NOT_FOUND'
+        | 'RECIPIENT_SUPPRESSED'
         | 'NOT_FOUND'
         | 'PAYLOAD_TOO_LARGE'
         | 'RATE_LIMITED'
@@ -2370,6 +2383,15 @@ export interface components {
         'application/json': components['schemas']['StandardError']
       }
     }
+    /** @description `RECIPIENT_SUPPRESSED`: every recipient is on the account's suppression list (scope `all`); `details.suppressed` lists them with their reason. Nothing was sent or queued, no quota was used, and the `Idempotency-Key` stays unused. */
+    RecipientSuppressed: {
+      headers: {
+        [name: string]: unknown
+      }
+      content: {
+        'application/json': components['schemas']['StandardError']
+      }
+    }
     /** @description `EMAIL_NOT_CANCELABLE`: the email is neither `scheduled` nor `queued` before its first attempt; `details.status` is its status. */
     EmailNotCancelable: {
       headers: {
@@ -2595,6 +2617,7 @@ export interface operations {
       401: components['responses']['Unauthorized']
       403: components['responses']['ConnectionForbidden']
       413: components['responses']['PayloadTooLarge']
+      422: components['responses']['RecipientSuppressed']
       429: components['responses']['RateLimited']
       500: components['responses']['InternalError']
     }
@@ -2625,6 +2648,7 @@ export interface operations {
       401: components['responses']['Unauthorized']
       403: components['responses']['ProSendForbidden']
       413: components['responses']['PayloadTooLarge']
+      422: components['responses']['RecipientSuppressed']
       429: components['responses']['RateLimited']
       500: components['responses']['InternalError']
     }

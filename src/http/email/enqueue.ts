@@ -13,7 +13,7 @@ export function registerEnqueueEmail(api: Api) {
       const services = c.get('services')
       const scheduledAt = scheduledTime(c.req.valid('json').scheduled_at, services.clock())
       const request = await normalizeEmailRequest(c.req.valid('json'))
-      const result = await enqueue(services.fastPath, c.get('requestCaller'), request, scheduledAt)
+      const result = await enqueue(services, c.get('requestCaller'), request, scheduledAt)
       return c.json(result, 200)
     },
   )

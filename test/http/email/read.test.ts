@@ -172,7 +172,9 @@ describe('GET /emails/{id}', () => {
   it("history after an operator's retry: the failure it undid, the retry, then the send", {
     timeout: 30_000,
   }, async () => {
-    const s = await proSender('retried', { rejectRecipients: ['later@example.com'] })
+    // A policy refusal, which suppresses no one: the retry goes back to the server.
+    const policy = { code: 550, message: '5.7.1 Recipient address rejected' }
+    const s = await proSender('retried', { recipientReplies: { 'later@example.com': policy } })
     const batchId = await createdBatch(app, s.key, {
       template: { subject: 'News', text_body: 'Hello' },
       recipients: ['now@example.com', 'later@example.com'],
@@ -183,7 +185,7 @@ describe('GET /emails/{id}', () => {
     const [before] = page.emails
     expect(before.batch_id).toBe(batchId)
 
-    s.sink.setBehaviour({ rejectRecipients: [] })
+    s.sink.setBehaviour({ recipientReplies: {} })
     await mailroomJson(app.db.url, ['batch', 'retry', String(batchId)])
     const sent = await waitForEmail(s.key, before.id, (e) => e.status === 'sent')
     expect(sent.history).toEqual([
