@@ -18,6 +18,7 @@ import type { Services } from '../services.ts'
 import { formCommands, signupPageCommands } from './hosted-commands.ts'
 import { mailboxCommands } from './mailbox-commands.ts'
 import { type Act, type CliIo, group, ofAccount, passwordOf, UsageError, wholeNumber } from './program.ts'
+import { suppressionCommands } from './suppression-commands.ts'
 
 /**
  * Every operator command (docs/operator-cli.md). Each is one entry: its words, arguments and
@@ -34,6 +35,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
   mailCommands(program, act)
   formCommands(program, act)
   signupPageCommands(program, act)
+  suppressionCommands(program, act)
 }
 
 function processCommands(program: Command, act: Act, io: CliIo): void {
