@@ -8,6 +8,7 @@ import { useTestApp } from '../support/app.ts'
 import { launchBrowser, type TestBrowser } from '../support/browser.ts'
 import { accountWithPassword } from '../support/dashboard.ts'
 
+const POLICY_REFUSAL = { code: 550, message: '5.7.1 Recipient address rejected' }
 const app = useTestApp({}, { listen: true })
 const PASSWORD = 'browser test password'
 let browser: TestBrowser
@@ -63,7 +64,12 @@ describe('an account owner, in a browser', () => {
   it('adds a connection, the login tested against the SMTP server, and sees a refused login’s reason', async () => {
     const sink = await app.sink({
       port: 2525,
-      behaviour: { rejectRecipients: ['refused1@example.com', 'refused2@example.com'] },
+      // Policy refusals, which suppress no one: a retry of the batch goes back to the server.
+      behaviour: {
+        recipientReplies: Object.fromEntries(
+          ['refused1@example.com', 'refused2@example.com'].map((r) => [r, POLICY_REFUSAL]),
+        ),
+      },
     })
     await go('/dashboard/connections')
     const fill = async (password: string) => {
@@ -179,9 +185,9 @@ describe('an account owner, in a browser', () => {
     expect(navigations).toBe(0)
     const failures = (await page.locator('section.progress table').textContent()) ?? ''
     expect(failures).toContain('refused1@example.com')
-    expect(failures).toContain('5.1.1')
+    expect(failures).toContain('5.7.1')
     // The server takes them now.
-    app.sinks[0]?.setBehaviour({ rejectRecipients: [] })
+    app.sinks[0]?.setBehaviour({ recipientReplies: {} })
     await page.click('text=Retry the 2 failed')
     expect(await flash()).toContain('2 failed recipients queued again.')
     await expect
