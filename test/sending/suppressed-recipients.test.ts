@@ -4,6 +4,7 @@
  * naming them. An address suppressed after /enqueue accepted its email is skipped when it is sent.
  */
 import { describe, expect, it } from 'vitest'
+import { createForm } from '../../src/forms/forms.ts'
 import { useTestApp } from '../support/app.ts'
 import { useEmailsApi } from '../support/emails.ts'
 import { humanText } from '../support/matchers.ts'
@@ -126,5 +127,32 @@ describe('POST /enqueue', () => {
       { email: 'late@example.com', status: 'suppressed', reply: 'suppressed (manual)' },
     ])
     expect(s.sink.messages.flatMap((m) => m.envelope.to)).toEqual(['ada@example.com'])
+  })
+})
+
+describe('form notifications', () => {
+  it('reach the owner even when the owner’s own address is suppressed', async () => {
+    const s = await startSender(app, 'supform')
+    await suppress(s, [s.from])
+    const form = await createForm(
+      app.services.sql,
+      s.accountId,
+      { name: 'Contact' },
+      app.services.config.publicUrl,
+    )
+    const submitted = await app.requestRoot(`/forms/${form.public_id}`, {
+      method: 'POST',
+      body: new URLSearchParams({ message: 'Hello' }),
+    })
+    expect(submitted.status).toBeLessThan(400)
+    const [record] = await app.services.sql<{ id: number }[]>`
+      select id from outbox where account_id = ${s.accountId}`
+    const email = await waitForEmail(
+      s.key,
+      record?.id ?? 0,
+      (e) => e.status === 'sent' || e.status === 'failed',
+    )
+    expect(email.status).toBe('sent')
+    expect(s.sink.messages.flatMap((m) => m.envelope.to)).toEqual([s.from])
   })
 })
