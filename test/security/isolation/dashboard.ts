@@ -31,6 +31,16 @@ export const DASHBOARD: Record<string, Probe[]> = {
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }), { body: () => ({ minutes: '5' }) }),
   ],
   'POST /dashboard/connections/:id/resume': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }))],
+  // The owner's own mailbox is set against a real IMAP server in test/connections/mailbox-dashboard.test.ts.
+  'POST /dashboard/connections/:id/mailbox': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }), {
+      body: () => ({ mailbox_host: 'imap.example.com', mailbox_port: '993', same_login: 'on' }),
+      control: false,
+    }),
+  ],
+  'POST /dashboard/connections/:id/mailbox-clear': [
+    probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }), { control: false }),
+  ],
   'GET /dashboard/connections/:id/delete': [probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }))],
   'POST /dashboard/connections/:id/delete': [
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }), { phase: ACCOUNT_WIDE }),
