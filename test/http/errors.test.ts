@@ -203,7 +203,9 @@ describe('unknown route', () => {
 })
 
 describe('non-numeric IDs in the path', () => {
-  const withIds = operations.filter((op) => op.path.includes('{'))
+  // An address in the path ({email} of /suppressions) is no ID: test/http/suppressions/ checks it.
+  const idParams = (path: string) => (path.match(/\{[^}]+\}/g) ?? []).filter((p) => p !== '{email}')
+  const withIds = operations.filter((op) => idParams(op.path).length > 0)
 
   it('covers every operation with a path ID (emails, templates, audiences, members, batches, webhooks)', () => {
     expect(withIds.map((op) => op.operationId).sort()).toEqual(
@@ -233,7 +235,7 @@ describe('non-numeric IDs in the path', () => {
   })
 
   const cases = withIds.flatMap((op) => {
-    const params = op.path.match(/\{[^}]+\}/g) ?? []
+    const params = idParams(op.path)
     return ['abc', '1.5', '-1'].flatMap((bad) =>
       params.map((param) => ({
         ...op,
