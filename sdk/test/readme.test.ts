@@ -28,7 +28,7 @@ describe('README.md', () => {
       apiKey: 'mr_key',
     })
     const methods = methodNames(operations)
-    expect(methods).toHaveLength(30)
+    expect(methods).toHaveLength(34)
     for (const method of methods) expect(readme, method).toContain(`| \`mailroom.${method}(`)
   })
 
