@@ -18,12 +18,13 @@ import {
   type SuppressedAddress,
   suppressedNote,
   suppressedRefusal,
+  withoutSuppressed,
 } from '../suppressions/applying.ts'
 import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './attempts.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import { outgoingExtras, sentFields } from './message-extras.ts'
-import { envelopeOf, notDelivered } from './recipients.ts'
+import { afterAttempt, envelopeOf, notDelivered } from './recipients.ts'
 import { settlementOf } from './settlement.ts'
 
 export interface RefusedRecipient {
@@ -81,7 +82,10 @@ export async function sendNow(
     if (earlier) return earlier
     throw await suppressedRefusal(requestCaller, left.suppressed)
   }
-  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey)
+  // The left-out recipients go on the record too, settled with the others: no statement of their own.
+  const envelope = envelopeOf(request)
+  const leftOut = { envelope, skipped: withoutSuppressed(envelope, left.suppressed).skipped }
+  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey, leftOut)
   if (left.suppressed.length === 0 || result.replayed) return result
   return {
     ...result,
@@ -102,6 +106,7 @@ async function sendUnsuppressed(
   requestCaller: RequestCaller,
   request: EmailRequest,
   idempotencyKey: string | undefined,
+  leftOut: LeftOut,
 ): Promise<SendResult> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
@@ -135,7 +140,7 @@ async function sendUnsuppressed(
     { pushback: PUSHBACK_RETRY_AFTER_SECONDS * 1000, unreachable: PUSHBACK_RETRY_AFTER_SECONDS * 1000 },
   )
   const line = attemptLine(1, outcome)
-  const settled = settlementOf(outcome, { path: 'send' })
+  const settled = settlementOf(withLeftOut(outcome, leftOut), { path: 'send' })
   const { recipients, settlement, hardBounces } = settled
   const attemptSettled = { id: attempt.id, line, recipients, settlement, hardBounces }
   if (!settled.giveBack) {
@@ -157,6 +162,18 @@ async function sendUnsuppressed(
     })
   }
   throw new AppError('INTERNAL_ERROR', reason)
+}
+
+/** Every recipient of the request as sent, in its order, and the outcomes of those suppressed. */
+interface LeftOut {
+  envelope: string[]
+  skipped: RecipientOutcome[]
+}
+
+/** The attempt's outcome with the recipients it never tried because they are suppressed. */
+function withLeftOut(outcome: AttemptOutcome, { envelope, skipped }: LeftOut): AttemptOutcome {
+  if (skipped.length === 0) return outcome
+  return { ...outcome, recipients: afterAttempt(envelope, null, [...outcome.recipients, ...skipped]) }
 }
 
 /**
@@ -249,7 +266,9 @@ function sentResult(
   messageId: string,
   outcomes: RecipientOutcome[],
 ): SendResult {
-  const missed = notDelivered(outcomes)
+  // The suppressed were never handed to the server: the answer names them on its own.
+  const tried = outcomes.filter((r) => r.status !== 'suppressed')
+  const missed = notDelivered(tried)
   if (missed.length === 0) return { success: true, messageId, outboxId, from, message: SENT }
   const refusedRecipients = missed.map((r) => ({
     email: r.address,
@@ -262,7 +281,7 @@ function sentResult(
     messageId,
     outboxId,
     from,
-    message: `Email sent to ${outcomes.length - missed.length} of ${outcomes.length} recipients; refused: ${refusals}`,
+    message: `Email sent to ${tried.length - missed.length} of ${tried.length} recipients; refused: ${refusals}`,
     refusedRecipients,
   }
 }

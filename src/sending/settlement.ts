@@ -90,7 +90,8 @@ function sendSettlement(outcome: Delivery): SendSettled {
   }
   const releaseKey =
     outcome.pushback !== undefined ||
-    (outcome.unreachable === undefined && recipients.every((r) => r.status === 'deferred'))
+    (outcome.unreachable === undefined &&
+      recipients.every((r) => r.status === 'deferred' || r.status === 'suppressed'))
   const reason = outcome.pushback ?? error ?? 'The SMTP server did not take the message'
   return {
     recipients,

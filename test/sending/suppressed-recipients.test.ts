@@ -82,6 +82,23 @@ describe('POST /send', () => {
     ])
   })
 
+  it('some suppressed: GET /emails/{id} lists every recipient, the suppressed ones with status suppressed and the reason', async () => {
+    const s = await startSender(app, 'supsend')
+    await suppress(s, ['gone@example.com'])
+    const sent = await postSend(
+      app,
+      s.key,
+      mail(['ada@example.com', 'gone@example.com'], { bcc: 'bob@example.com' }),
+    )
+    expect(sent.status).toBe(200)
+    const email = await waitForEmail(s.key, sent.body.outboxId ?? 0, (e) => e.status !== 'queued')
+    expect(email.recipients).toEqual([
+      { email: 'ada@example.com', status: 'accepted', reply: null },
+      { email: 'gone@example.com', status: 'suppressed', reply: 'suppressed (manual)' },
+      { email: 'bob@example.com', status: 'accepted', reply: null },
+    ])
+  })
+
   it('marketing entries do not apply', async () => {
     const s = await startSender(app, 'supsend')
     await suppress(s, ['news@example.com'], 'marketing')
