@@ -46,6 +46,8 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
    * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
    */
   requestId?: string | null
+  /** Outcomes known at acceptance: the recipients left out as suppressed, kept on the record. */
+  recipients?: RecipientOutcome[]
 }
 
 /** A message put in the queue: its outbox id, and when. */
@@ -97,6 +99,7 @@ export async function enqueueRechecked(
     request_id: m.requestId === undefined ? served : m.requestId,
     recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
     scheduled_at: m.scheduledAt?.toISOString() ?? null,
+    recipients: m.recipients?.length ? m.recipients.map((r) => ({ ...r })) : null,
   }))
   const holds = recheckHolds(db, db`m.recheck`, db`m.account_id`, db`${connectionId}::int`)
   const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
@@ -106,18 +109,19 @@ export async function enqueueRechecked(
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
              request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb,
-             scheduled_at timestamptz))
+             scheduled_at timestamptz, recipients jsonb))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
                                 text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
-                                headers, attachments, contents, tags, scheduled_at, n)
+                                headers, attachments, contents, tags, scheduled_at, recipients, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-                          next_attempt_at, request_id, headers, attachments, tags, scheduled_at)
+                          next_attempt_at, request_id, headers, attachments, tags, scheduled_at, recipients)
       -- A scheduled message is simply not due before its time: the claim leaves it until then.
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-             coalesce(scheduled_at, mailroom_now()), request_id, headers, attachments, tags, scheduled_at
+             coalesce(scheduled_at, mailroom_now()), request_id, headers, attachments, tags, scheduled_at,
+             recipients
       from asked where holds
       order by n
       returning id, created_at as queued_at, message_id

@@ -113,7 +113,7 @@ function asEmail(record: ListedRecord): Email {
     message_id: record.message_id,
     attempts: record.attempts,
     last_error: record.error,
-    recipients: record.recipients?.map(asOutcome) ?? pending(record),
+    recipients: withPending(record),
     created_at: record.created_at,
     updated_at: record.updated_at,
     sent_at: record.sent_at,
@@ -129,13 +129,17 @@ function asAttachment(attachment: StoredAttachment): NonNullable<Email['attachme
   return { ...attachment, content_id: attachment.content_id ?? null }
 }
 
-/** Before the first attempt every recipient is still to be tried. */
-function pending(record: OutboxRecord): Email['recipients'] {
-  return [...record.to, ...record.cc, ...record.bcc].map((email) => ({
-    email,
-    status: 'pending' as const,
-    reply: null,
-  }))
+/**
+ * Every recipient's outcome; before the first attempt, those still to be tried first (a recipient
+ * left out as suppressed has its outcome from the start).
+ */
+function withPending(record: OutboxRecord): Email['recipients'] {
+  const known = record.recipients?.map(asOutcome) ?? []
+  const settled = new Set(known.map((r) => r.email.toLowerCase()))
+  const pending = [...record.to, ...record.cc, ...record.bcc]
+    .filter((email) => !settled.has(email.toLowerCase()))
+    .map((email) => ({ email, status: 'pending' as const, reply: null }))
+  return [...pending, ...known]
 }
 
 function asOutcome(outcome: RecipientOutcome): Email['recipients'][number] {

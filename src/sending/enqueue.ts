@@ -9,15 +9,18 @@ import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { FastPath } from '../fast-path/fast-path.ts'
 import type { Caller } from '../keys/caller.ts'
 import { currentRequestId } from '../log.ts'
+import type { RecipientOutcome } from '../smtp/outcome.ts'
 import {
   leaveOutSuppressed,
   type SuppressedAddress,
   suppressedNote,
   suppressedRefusal,
+  withoutSuppressed,
 } from '../suppressions/applying.ts'
 import { outboxMessage } from './attempts.ts'
 import type { EmailRequest } from './email-request.ts'
 import { queuedFields } from './message-extras.ts'
+import { envelopeOf } from './recipients.ts'
 
 export interface EnqueueResult {
   success: true
@@ -52,7 +55,9 @@ export async function enqueue(
 ): Promise<EnqueueResult> {
   const left = await leaveOutSuppressed(sql, requestCaller.caller.accountId, request)
   if (left.everyone) throw await suppressedRefusal(requestCaller, left.suppressed)
-  const result = await enqueueUnsuppressed(fastPath, requestCaller, left.request, scheduledAt)
+  // The left-out recipients are kept on the record, written by the statement that queues it.
+  const leftOut = withoutSuppressed(envelopeOf(request), left.suppressed).skipped
+  const result = await enqueueUnsuppressed(fastPath, requestCaller, { ...left.request, leftOut }, scheduledAt)
   if (left.suppressed.length === 0) return result
   return {
     ...result,
@@ -64,7 +69,7 @@ export async function enqueue(
 async function enqueueUnsuppressed(
   fastPath: FastPath,
   requestCaller: RequestCaller,
-  request: EmailRequest,
+  request: QueuedRequest,
   scheduledAt?: Date,
 ): Promise<EnqueueResult> {
   const queued = { ...request, scheduledAt }
@@ -84,8 +89,8 @@ async function enqueueUnsuppressed(
   }
 }
 
-/** An email request with the time it is scheduled for, if any. */
-type QueuedRequest = EmailRequest & { scheduledAt?: Date | undefined }
+/** An email request with the time it is scheduled for, if any, and the recipients it left out. */
+type QueuedRequest = EmailRequest & { scheduledAt?: Date | undefined; leftOut?: RecipientOutcome[] }
 
 async function enqueueOnCachedRoute(
   fastPath: FastPath,
@@ -121,6 +126,7 @@ function queue(
     ...(request.tags && { tags: request.tags }),
     requestId: currentRequestId() ?? null,
     scheduledAt: request.scheduledAt,
+    ...(request.leftOut?.length && { recipients: request.leftOut }),
     ...(recheck === undefined ? {} : { recheck }),
   })
 }

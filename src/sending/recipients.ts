@@ -30,10 +30,14 @@ export function envelopeOf(message: { to: string[]; cc: string[]; bcc: string[] 
   return uniqueAddresses([...message.to, ...message.cc, ...message.bcc])
 }
 
-/** Who an attempt goes to: everyone at first, then those still deferred. */
+/**
+ * Who an attempt goes to: everyone at first, then those still deferred. A recipient left out at
+ * acceptance has its outcome before any attempt, and the others none yet.
+ */
 export function stillToTry(envelope: string[], outcomes: RecipientOutcome[] | null): string[] {
   if (outcomes === null) return envelope
-  return outcomes.filter((r) => r.status === 'deferred').map((r) => r.address)
+  const known = new Map(outcomes.map((r) => [r.address.toLowerCase(), r.status]))
+  return envelope.filter((address) => (known.get(address.toLowerCase()) ?? 'deferred') === 'deferred')
 }
 
 /** Every recipient's outcome after an attempt: this attempt's where it tried them, the earlier one otherwise. */
@@ -44,9 +48,12 @@ export function afterAttempt(
 ): RecipientOutcome[] {
   const latest = new Map<string, RecipientOutcome>()
   for (const outcome of [...(earlier ?? []), ...attempt]) latest.set(outcome.address.toLowerCase(), outcome)
-  return envelope.map(
-    (address) => latest.get(address.toLowerCase()) ?? { address, status: 'deferred', reply: null },
+  const tried = envelope.map(
+    (address) => latest.get(address.toLowerCase()) ?? { address, status: 'deferred' as const, reply: null },
   )
+  // The recipients left out at acceptance are on the record but not in its envelope: kept, after it.
+  const inEnvelope = new Set(envelope.map((address) => address.toLowerCase()))
+  return [...tried, ...(earlier ?? []).filter((r) => !inEnvelope.has(r.address.toLowerCase()))]
 }
 
 /** The outcomes of recipients that did not get the message. */

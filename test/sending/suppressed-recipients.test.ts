@@ -123,8 +123,41 @@ describe('POST /enqueue', () => {
     expect(some.status).toBe(200)
     const body = await some.json()
     expect(body.suppressedRecipients).toEqual([{ email: 'gone@example.com', reason: 'manual' }])
-    const email = await waitForEmail(s.key, body.outboxId, (e) => e.status === 'sent')
+    // Not every recipient got it, so it ends failed, the one left out named in its error.
+    const email = await waitForEmail(s.key, body.outboxId, (e) => e.status === 'failed')
     expect(email.to).toEqual(['ada@example.com'])
+    expect(email.last_error).toContain('gone@example.com: suppressed (manual)')
+  })
+
+  it('some suppressed: GET /emails/{id} lists every recipient, before and after the send, the suppressed ones with status suppressed and the reason', async () => {
+    const s = await startSender(app, 'supq', { plan: 'pro' })
+    await suppress(s, ['gone@example.com'])
+    const queued = await app.request('/enqueue', {
+      key: s.key,
+      body: mail(['ada@example.com', 'gone@example.com'], {
+        cc: 'bob@example.com',
+        scheduled_at: new Date(Date.now() + 4_000).toISOString(),
+      }),
+    })
+    expect(queued.status).toBe(200)
+    const { outboxId } = await queued.json()
+    const suppressed = { email: 'gone@example.com', status: 'suppressed', reply: 'suppressed (manual)' }
+    const waiting = await waitForEmail(s.key, outboxId, (e) => e.status === 'scheduled')
+    expect(waiting.recipients).toEqual([
+      { email: 'ada@example.com', status: 'pending', reply: null },
+      { email: 'bob@example.com', status: 'pending', reply: null },
+      suppressed,
+    ])
+    const email = await waitForEmail(s.key, outboxId, (e) => e.status === 'failed' || e.status === 'sent')
+    expect(email.recipients).toEqual([
+      { email: 'ada@example.com', status: 'accepted', reply: null },
+      { email: 'bob@example.com', status: 'accepted', reply: null },
+      suppressed,
+    ])
+    expect(s.sink.messages.flatMap((m) => m.envelope.to).sort()).toEqual([
+      'ada@example.com',
+      'bob@example.com',
+    ])
   })
 
   it('an address suppressed after acceptance is skipped when the email is sent', async () => {
