@@ -13,9 +13,9 @@ import type { RecipientOutcome } from '../smtp/outcome.ts'
 import {
   leaveOutSuppressed,
   type SuppressedAddress,
-  suppressedNote,
   suppressedRefusal,
   withoutSuppressed,
+  withSuppressedSaid,
 } from '../suppressions/applying.ts'
 import { outboxMessage } from './attempts.ts'
 import type { EmailRequest } from './email-request.ts'
@@ -58,12 +58,7 @@ export async function enqueue(
   // The left-out recipients are kept on the record, written by the statement that queues it.
   const leftOut = withoutSuppressed(envelopeOf(request), left.suppressed).skipped
   const result = await enqueueUnsuppressed(fastPath, requestCaller, { ...left.request, leftOut }, scheduledAt)
-  if (left.suppressed.length === 0) return result
-  return {
-    ...result,
-    message: suppressedNote(result.message, left.suppressed),
-    suppressedRecipients: left.suppressed,
-  }
+  return withSuppressedSaid(result, left.suppressed)
 }
 
 async function enqueueUnsuppressed(

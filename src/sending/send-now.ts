@@ -16,9 +16,9 @@ import type { AttemptOutcome, RecipientOutcome } from '../smtp/outcome.ts'
 import {
   leaveOutSuppressed,
   type SuppressedAddress,
-  suppressedNote,
   suppressedRefusal,
   withoutSuppressed,
+  withSuppressedSaid,
 } from '../suppressions/applying.ts'
 import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './attempts.ts'
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
@@ -86,12 +86,7 @@ export async function sendNow(
   const envelope = envelopeOf(request)
   const leftOut = { envelope, skipped: withoutSuppressed(envelope, left.suppressed).skipped }
   const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey, leftOut)
-  if (left.suppressed.length === 0 || result.replayed) return result
-  return {
-    ...result,
-    message: suppressedNote(result.message, left.suppressed),
-    suppressedRecipients: left.suppressed,
-  }
+  return result.replayed ? result : withSuppressedSaid(result, left.suppressed)
 }
 
 /** The answer to an earlier request under the key, if there is one. */

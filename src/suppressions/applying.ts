@@ -69,8 +69,17 @@ export async function suppressedRefusal(
 }
 
 /** The answer's message when some recipients were left out. */
-export function suppressedNote(message: string, suppressed: SuppressedAddress[]): string {
-  return `${message}; left out as suppressed: ${listed(suppressed)}`
+/** An answer that says which recipients were left out as suppressed, when any were. */
+export function withSuppressedSaid<T extends { message: string }>(
+  answer: T,
+  suppressed: SuppressedAddress[],
+): T | (T & { suppressedRecipients: SuppressedAddress[] }) {
+  if (suppressed.length === 0) return answer
+  return {
+    ...answer,
+    message: `${answer.message}; left out as suppressed: ${listed(suppressed)}`,
+    suppressedRecipients: suppressed,
+  }
 }
 
 function listed(suppressed: SuppressedAddress[]): string {
