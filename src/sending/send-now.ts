@@ -16,6 +16,7 @@ import type { AttemptOutcome, RecipientOutcome } from '../smtp/outcome.ts'
 import {
   leaveOutSuppressed,
   type SuppressedAddress,
+  suppressedIn,
   suppressedRefusal,
   withoutSuppressed,
   withSuppressedSaid,
@@ -290,8 +291,9 @@ function replay(earlier: AttemptRecord): SendResult {
   }
   // The first request succeeded when the server took the message, if only for some recipients.
   if (earlier.status === 'sent' || earlier.recipients?.some((r) => r.status === 'accepted')) {
-    const original = sentResult(earlier.id, earlier.from, earlier.message_id, earlier.recipients ?? [])
-    return { ...original, replayed: true }
+    const outcomes = earlier.recipients ?? []
+    const original = sentResult(earlier.id, earlier.from, earlier.message_id, outcomes)
+    return { ...withSuppressedSaid(original, suppressedIn(outcomes)), replayed: true }
   }
   return {
     success: false,

@@ -5,7 +5,7 @@ import type { RequestCaller } from '../fast-path/caller-cache.ts'
 import type { EmailRequest } from '../sending/email-request.ts'
 import { envelopeOf } from '../sending/recipients.ts'
 import type { RecipientOutcome } from '../smtp/outcome.ts'
-import type { SuppressionReason } from './strength.ts'
+import { isSuppressionReason, type SuppressionReason } from './strength.ts'
 
 /** A recipient the account has suppressed, as the statement that claims its message finds it. */
 export interface SuppressedAddress {
@@ -16,6 +16,19 @@ export interface SuppressedAddress {
 /** What a suppressed recipient's outcome says, in its record and its batch's failures. */
 export function suppressedReply(reason: SuppressionReason): string {
   return `suppressed (${reason})`
+}
+
+const SUPPRESSED_REPLY = /^suppressed \(([a-z_]+)\)$/
+
+/**
+ * The recipients a recorded attempt left out as suppressed, read back from their outcomes, so
+ * that a replayed answer names them as the first answer did.
+ */
+export function suppressedIn(outcomes: readonly RecipientOutcome[]): SuppressedAddress[] {
+  return outcomes.flatMap((r) => {
+    const reason = r.status === 'suppressed' ? SUPPRESSED_REPLY.exec(r.reply ?? '')?.[1] : undefined
+    return reason && isSuppressionReason(reason) ? [{ email: r.address, reason }] : []
+  })
 }
 
 /**
@@ -68,7 +81,6 @@ export async function suppressedRefusal(
   })
 }
 
-/** The answer's message when some recipients were left out. */
 /** An answer that says which recipients were left out as suppressed, when any were. */
 export function withSuppressedSaid<T extends { message: string }>(
   answer: T,

@@ -15,6 +15,11 @@ const REASONS_WEAKEST_FIRST: readonly SuppressionReason[] = [
   'complaint',
 ]
 
+/** Whether `text` names one of the reasons, as a recorded outcome spells it. */
+export function isSuppressionReason(text: string): text is SuppressionReason {
+  return (REASONS_WEAKEST_FIRST as readonly string[]).includes(text)
+}
+
 /**
  * An entry's strength: a higher one replaces a lower one, an equal or lower one leaves the
  * entry as it is. Within one reason, scope `all` outranks `marketing`, so that widening a

@@ -82,6 +82,27 @@ describe('POST /send', () => {
     ])
   })
 
+  it('some suppressed: replaying under the Idempotency-Key names the suppressed as the first answer did, even once the entry is removed', async () => {
+    const s = await startSender(app, 'supsend')
+    await suppress(s, ['gone@example.com'])
+    const request = mail(['ada@example.com', 'gone@example.com'])
+    const first = await postSend(app, s.key, request, 'replay-key')
+    expect(first.body.suppressedRecipients).toEqual([{ email: 'gone@example.com', reason: 'manual' }])
+    const removed = await app.request('/suppressions/gone%40example.com', { key: s.key, method: 'DELETE' })
+    expect(removed.status).toBe(200)
+    const replayed = await postSend(app, s.key, request, 'replay-key')
+    expect(replayed).toMatchObject({
+      status: 200,
+      body: {
+        replayed: true,
+        outboxId: first.body.outboxId,
+        suppressedRecipients: [{ email: 'gone@example.com', reason: 'manual' }],
+        message: first.body.message,
+      },
+    })
+    expect(s.sink.messages).toHaveLength(1)
+  })
+
   it('some suppressed: GET /emails/{id} lists every recipient, the suppressed ones with status suppressed and the reason', async () => {
     const s = await startSender(app, 'supsend')
     await suppress(s, ['gone@example.com'])
