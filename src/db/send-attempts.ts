@@ -2,7 +2,8 @@ import { type ConnectionRef, namedConnection, refFields, type SendingConnection 
 import { type Recheck, recheckHolds, recheckJson } from './fast-path.ts'
 import { ATTEMPT_LEASE_SECONDS, attemptOfKey, messageColumns } from './outbox-records.ts'
 import type { KeyedAttempt, MessageBodies, OutboxMessage } from './outbox-types.ts'
-import type { Db } from './sql.ts'
+import type { Db, Fragment } from './sql.ts'
+import { suppressedAmong } from './suppressions.ts'
 import type { LimitRefusal, Limits } from './usage.ts'
 
 /**
@@ -58,13 +59,22 @@ export type SendAttempt =
   | { refused: 'key' }
   /** What the attempt's recheck says no longer holds: nothing was taken or recorded. */
   | { refused: 'stale' }
+  /** Asked to look, the statement found a recipient suppressed for all mail: nothing was taken or recorded. */
+  | { refused: 'suppressed' }
   /** A limit refused: nothing was taken or recorded. */
   | LimitRefusal
 
 /** An attempt about to reach SMTP, with the limits it counts against. */
 export interface AttemptToRecord {
-  attempt: OutboxMessage & MessageBodies & { idempotencyKey: Buffer | null; recheck?: Recheck }
+  attempt: OutboxMessage &
+    MessageBodies & { idempotencyKey: Buffer | null; recheck?: Recheck; suppressible?: boolean }
   limits: Limits
+}
+
+/** Every recipient of the attempt `e.a` (its JSON, under the outbox's column names), as a text[]. */
+function envelopeOfAttempt(db: Db): Fragment {
+  return db`array(select jsonb_array_elements_text(
+    (e.a->'to_addresses') || (e.a->'cc_addresses') || (e.a->'bcc_addresses')))`
 }
 
 /** PostgreSQL's SQLSTATE for a transaction it aborted to break a deadlock. */
@@ -101,9 +111,10 @@ async function recordInOneStatement(
   limits: Limits,
   attempts: AttemptToRecord['attempt'][],
 ): Promise<SendAttempt[]> {
-  const args = attempts.map(({ recheck, ...attempt }) => ({
+  const args = attempts.map(({ recheck, suppressible, ...attempt }) => ({
     ...messageColumns(attempt),
     key: attempt.idempotencyKey?.toString('hex') ?? null,
+    ...(suppressible && { suppressible }),
     ...(recheck === undefined ? {} : { recheck: recheckJson(recheck) }),
   }))
   const holds = recheckHolds(
@@ -115,7 +126,7 @@ async function recordInOneStatement(
   const rows = await db<
     {
       attempt_id: number | null
-      refused: 'key' | 'stale' | LimitRefusal['refused'] | null
+      refused: 'key' | 'stale' | 'suppressed' | LimitRefusal['refused'] | null
       day_taken: string | null
       window_taken: Date | null
       limit_used: number | null
@@ -124,10 +135,11 @@ async function recordInOneStatement(
     }[]
   >`
     with asked as materialized (
-      select e.a, e.n, (not (e.a ? 'recheck') or coalesce(${holds}, false)) as holds
+      select e.a, e.n, (not (e.a ? 'recheck') or coalesce(${holds}, false)) as holds,
+        (e.a ? 'suppressible' and exists (${suppressedAmong(db, limits.accountId, envelopeOfAttempt(db))})) as suppressed
       from jsonb_array_elements(${db.json(args)}) with ordinality as e(a, n)
     ), held as materialized (
-      select a, n, row_number() over (order by n)::int as ord from asked where holds
+      select a, n, row_number() over (order by n)::int as ord from asked where holds and not suppressed
     ), attempted as materialized (
       select * from mailroom_send_attempts(${limits.accountId}::int, ${limits.connectionId}::int,
         (select coalesce(jsonb_agg(a order by n), '[]'::jsonb) from held),
@@ -138,7 +150,8 @@ async function recordInOneStatement(
     select h.n, t.attempt_id, t.refused, t.day_taken::text, t.window_taken, t.limit_used, t.wait_ms, t.resets_at
     from attempted t join held h on h.ord = t.ord
     union all
-    select n, null, 'stale', null, null, null, null, null from asked where not holds
+    select n, null, case when holds then 'suppressed' else 'stale' end, null, null, null, null, null
+    from asked where not holds or suppressed
     order by n`
   if (rows.length !== attempts.length)
     throw new Error('mailroom_send_attempts did not answer a row per attempt')
@@ -147,7 +160,9 @@ async function recordInOneStatement(
       if (row.attempt_id === null) throw new Error('mailroom_send_attempts recorded no attempt')
       return { refused: null, id: row.attempt_id, usageDay: row.day_taken, quotaWindow: row.window_taken }
     }
-    if (row.refused === 'key' || row.refused === 'stale') return { refused: row.refused }
+    if (row.refused === 'key' || row.refused === 'stale' || row.refused === 'suppressed') {
+      return { refused: row.refused }
+    }
     return {
       refused: row.refused,
       used: row.limit_used ?? 0,

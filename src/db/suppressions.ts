@@ -110,6 +110,21 @@ export function bouncesSuppressed(db: Db, settlements: Fragment, records: Fragme
 }
 
 /**
+ * Entries of scope `all` taken from the email they name, as a statement's CTE: `entries` is a
+ * query of `account_id`, `email`, `reason`, `strength`, `detail` and `outbox_id`. An address
+ * named twice takes its strongest entry.
+ */
+export function emailEntriesSuppressed(db: Db, entries: Fragment): Fragment {
+  return db`
+    insert into suppressions (account_id, email, reason, scope, strength, detail, source_type, source_id)
+    select distinct on (e.account_id, lower(e.email))
+      e.account_id, e.email, e.reason, 'all', e.strength, e.detail, 'email', e.outbox_id
+    from (${entries}) e
+    order by e.account_id, lower(e.email), e.strength desc
+    ${upsert(db)}`
+}
+
+/**
  * Removes an audience's member and suppresses its address for marketing in one statement, so
  * that an unsubscribe is never half done. `strength` is `suppressionStrength`'s for
  * `unsubscribe`; the source is the audience whose link was followed. Harmless when repeated.
@@ -138,11 +153,20 @@ export function suppressedForAll(
   addresses: string[],
 ): Promise<{ email: string; reason: SuppressionRow['reason'] }[]> {
   return db<{ email: string; reason: SuppressionRow['reason'] }[]>`
-    select a.address as email, s.reason
-    from unnest(${addresses}::text[]) with ordinality as a(address, n)
+    select email, reason from (${suppressedAmong(db, accountId, db`${addresses}::text[]`)}) found order by n`
+}
+
+/**
+ * The account's entries of scope `all` among `addresses` (an SQL text[]), as rows (email, reason,
+ * n: the address's place from 1), each address looked up by the unique index. A statement that
+ * writes for a request puts this in it, so that looking costs no statement of its own.
+ */
+export function suppressedAmong(db: Db, accountId: number, addresses: Fragment): Fragment {
+  return db`
+    select a.address as email, s.reason, a.n
+    from unnest(${addresses}) with ordinality as a(address, n)
     join suppressions s on s.account_id = ${accountId} and lower(s.email) = lower(a.address)
-    where s.scope = 'all'
-    order by a.n`
+    where s.scope = 'all'`
 }
 
 /**

@@ -20,7 +20,7 @@ export function withLimits(
 /**
  * What the attempt's statement answered: the attempt claimed under its idempotency key with its
  * units reserved; `taken` when another request already holds the key, `stale` when the attempt's
- * recheck no longer holds; or the first limit that refused, thrown as its LimitReached. A refusal
+ * recheck no longer holds, `suppressed` when a recipient is suppressed for all mail; or the first limit that refused, thrown as its LimitReached. A refusal
  * of any kind took nothing and recorded nothing, and left the key unused.
  */
 export function reservationOf(
@@ -28,11 +28,11 @@ export function reservationOf(
   plan: Plan,
   accountId: number,
   connection: SendingConnection,
-): { id: number; reservation: Reservation } | 'taken' | 'stale' {
+): { id: number; reservation: Reservation } | 'taken' | 'stale' | 'suppressed' {
   if (result.refused === null) {
     return { id: result.id, reservation: { usageDay: result.usageDay, quotaWindow: result.quotaWindow } }
   }
   if (result.refused === 'key') return 'taken'
-  if (result.refused === 'stale') return 'stale'
+  if (result.refused === 'stale' || result.refused === 'suppressed') return result.refused
   throw limitReached(plan, accountId, connection, result)
 }

@@ -53,6 +53,13 @@ const SENT = 'Email sent successfully'
 /** Provider push-back rarely says how long to wait; a minute is a polite default. */
 const PUSHBACK_RETRY_AFTER_SECONDS = 60
 
+/** What a request asks its attempt's statement: its message, its key's digest, whether to check suppressions. */
+interface AttemptAsked {
+  request: EmailRequest
+  keyHash: Buffer | null
+  suppressible: boolean
+}
+
 /** An attempt recorded, its units taken, ready for SMTP. */
 interface Claimed {
   caller: Caller
@@ -68,8 +75,22 @@ interface Claimed {
  * earlier attempt and its connection), its attempt claimed with its units reserved (given back
  * if nothing was sent), and the attempt settled. With its caller and connection cached from an
  * earlier send, two: the attempt's statement rechecks they still hold (src/fast-path/README.md).
+ * The attempt's statement also refuses a request with a recipient suppressed for all mail,
+ * having recorded nothing; only then are the suppressions read and the request sent without them.
  */
 export async function sendNow(
+  context: SendContext,
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+  idempotencyKey: string | undefined,
+): Promise<SendResult> {
+  const everyone = { envelope: envelopeOf(request), skipped: [] }
+  const sent = await sendUnsuppressed(context, requestCaller, request, idempotencyKey, everyone, true)
+  return sent === 'suppressed' ? sendLeavingOut(context, requestCaller, request, idempotencyKey) : sent
+}
+
+/** POST /send of a request some of whose recipients are suppressed for all mail. */
+async function sendLeavingOut(
   context: SendContext,
   requestCaller: RequestCaller,
   request: EmailRequest,
@@ -86,7 +107,8 @@ export async function sendNow(
   // The left-out recipients go on the record too, settled with the others: no statement of their own.
   const envelope = envelopeOf(request)
   const leftOut = { envelope, skipped: withoutSuppressed(envelope, left.suppressed).skipped }
-  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey, leftOut)
+  // Not looked up again: an address suppressed since the read above is sent to this once.
+  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey, leftOut, false)
   return result.replayed ? result : withSuppressedSaid(result, left.suppressed)
 }
 
@@ -97,20 +119,41 @@ async function replayOf(sql: SendContext['sql'], caller: Caller, idempotencyKey:
   return earlier ? replay(earlier) : undefined
 }
 
+/**
+ * The request sent to its recipients, its attempt recorded first; `suppressed` when `suppressible`
+ * and a recipient is suppressed for all mail (nothing recorded, nothing taken).
+ */
+function sendUnsuppressed(
+  context: SendContext,
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+  idempotencyKey: string | undefined,
+  leftOut: LeftOut,
+  suppressible: true,
+): Promise<SendResult | 'suppressed'>
+function sendUnsuppressed(
+  context: SendContext,
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+  idempotencyKey: string | undefined,
+  leftOut: LeftOut,
+  suppressible: false,
+): Promise<SendResult>
 async function sendUnsuppressed(
   context: SendContext,
   requestCaller: RequestCaller,
   request: EmailRequest,
   idempotencyKey: string | undefined,
   leftOut: LeftOut,
-): Promise<SendResult> {
+  suppressible: boolean,
+): Promise<SendResult | 'suppressed'> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
+  const asked = { request, keyHash, suppressible }
   const claimed =
-    (requestCaller.checked
-      ? undefined
-      : await claimOnCachedRoute(context.fastPath, requestCaller, request, keyHash)) ??
-    (await claimAsFound(context, await requestCaller.check(), request, keyHash))
+    (requestCaller.checked ? undefined : await claimOnCachedRoute(context.fastPath, requestCaller, asked)) ??
+    (await claimAsFound(context, await requestCaller.check(), asked))
+  if (claimed === 'suppressed') return claimed
   if ('replay' in claimed) return replay(claimed.replay)
   const { caller, connection, message, attempt } = claimed
   if (request.extras || request.tags) {
@@ -192,12 +235,12 @@ function waitText(outcome: AttemptOutcome, reason: string): string {
 async function claimOnCachedRoute(
   fastPath: FastPath,
   requestCaller: RequestCaller,
-  request: EmailRequest,
-  keyHash: Buffer | null,
-): Promise<Claimed | undefined> {
-  const route = cachedRoute(fastPath, requestCaller, request.from, 'now')
+  asked: AttemptAsked,
+): Promise<Claimed | 'suppressed' | undefined> {
+  const route = cachedRoute(fastPath, requestCaller, asked.request.from, 'now')
   if (!route) return undefined
-  const claimed = await claimThrough(fastPath, route.caller, route.connection, request, keyHash, route)
+  const claimed = await claimThrough(fastPath, route.caller, route.connection, asked, route)
+  if (claimed === 'suppressed') return claimed
   // A key taken: what it holds is read in the findings' rounds, as any replay's.
   return typeof claimed === 'string' ? undefined : claimed
 }
@@ -206,9 +249,9 @@ async function claimOnCachedRoute(
 async function claimAsFound(
   { sql, fastPath }: SendContext,
   caller: Caller,
-  request: EmailRequest,
-  keyHash: Buffer | null,
-): Promise<Claimed | { replay: AttemptRecord }> {
+  asked: AttemptAsked,
+): Promise<Claimed | 'suppressed' | { replay: AttemptRecord }> {
+  const { request, keyHash } = asked
   const ref = connectionRef(caller, request.from)
   const found = await findAndCache(fastPath, { accountId: caller.accountId, key: keyHash, ref })
   if (keyHash && found.earlier) {
@@ -216,8 +259,8 @@ async function claimAsFound(
     if (earlier) return { replay: earlier }
   }
   const connection = chosenConnection(caller, request.from, found.connection, 'now')
-  const claimed = await claimThrough(fastPath, caller, connection, request, keyHash)
-  if (typeof claimed !== 'string') return claimed
+  const claimed = await claimThrough(fastPath, caller, connection, asked)
+  if (typeof claimed !== 'string' || claimed === 'suppressed') return claimed
   // A concurrent request with the same key got there first; ours took nothing.
   const earlier = keyHash && (await attemptByIdempotencyKey(sql, caller.accountId, keyHash))
   if (!earlier) throw new Error('the idempotency key was taken, but no attempt holds it')
@@ -236,10 +279,9 @@ async function claimThrough(
   fastPath: FastPath,
   caller: Caller,
   connection: SendingConnection,
-  request: EmailRequest,
-  keyHash: Buffer | null,
+  { request, keyHash, suppressible }: AttemptAsked,
   route?: CachedRoute,
-): Promise<Claimed | 'taken' | 'stale'> {
+): Promise<Claimed | 'taken' | 'stale' | 'suppressed'> {
   const message = outboxMessage(caller, connection, request)
   const result = await fastPath.statements.attempt(
     withLimits(caller.plan, connection, {
@@ -247,6 +289,7 @@ async function claimThrough(
       text_body: request.text_body,
       html_body: request.html_body,
       idempotencyKey: keyHash,
+      suppressible,
       ...(route === undefined ? {} : { recheck: route.recheck }),
     }),
   )

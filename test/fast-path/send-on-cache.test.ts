@@ -162,6 +162,50 @@ describe("an attempt's recheck, done in the attempt's statement", () => {
   })
 })
 
+describe("suppressions, looked up in the attempt's statement", () => {
+  const attempt = async (s: Sender, subject: string, over: Partial<AttemptToRecord['attempt']>) =>
+    ({
+      ...(await recheckedMessage(app, s, subject)),
+      idempotencyKey: null,
+      ...over,
+    }) satisfies AttemptToRecord['attempt']
+
+  it('asked to look, an attempt with a recipient suppressed for all mail records and takes nothing; the rest of its round goes on', async () => {
+    const s = await startSender(app, 'suppressed-round', { plan: 'pro' })
+    await app.services.sql`
+      insert into suppressions (account_id, email, reason, scope, strength, source_type)
+      values (${s.accountId}, 'Gone@Example.com', 'manual', 'all', 3, 'api'),
+             (${s.accountId}, 'news@example.com', 'unsubscribe', 'marketing', 0, 'page')`
+    const limits = pacedBy(s, { capacity: 2, perSecond: 0.001 })
+    const round = [
+      await attempt(s, 'bcc-gone', { bcc: ['gone@example.com'], suppressible: true }),
+      await attempt(s, 'marketing-only', { to: ['news@example.com'], suppressible: true }),
+      await attempt(s, 'not-asked', { cc: ['gone@example.com'] }),
+      await attempt(s, 'slow-path-gone', {
+        to: ['GONE@example.com'],
+        suppressible: true,
+        recheck: undefined,
+      }),
+    ]
+    const results = await recordSendAttempts(app.services.sql, limits, round)
+    expect(results.map((r) => r.refused)).toEqual(['suppressed', null, null, 'suppressed'])
+    const rows = await app.services.sql<{ subject: string }[]>`
+      select subject from outbox where connection_id = ${s.connectionId} order by id`
+    expect(rows.map((r) => r.subject)).toEqual(['marketing-only', 'not-asked'])
+  })
+
+  it('a recheck that no longer holds is stale before it is suppressed', async () => {
+    const s = await startSender(app, 'suppressed-stale', { plan: 'pro' })
+    await app.services.sql`
+      insert into suppressions (account_id, email, reason, scope, strength, source_type)
+      values (${s.accountId}, 'someone@example.com', 'manual', 'all', 3, 'api')`
+    const stale = await attempt(s, 'stale', { suppressible: true })
+    await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
+    const limits = pacedBy(s, { capacity: 10, perSecond: 10 })
+    expect(await recordSendAttempts(app.services.sql, limits, [stale])).toEqual([{ refused: 'stale' }])
+  })
+})
+
 describe('ExpiringCache', () => {
   it('forgets an entry after its time, and the oldest when full', () => {
     let now = 1_000
