@@ -1,7 +1,7 @@
 import type { Recheck } from '../db/fast-path.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
 import type { AttemptSettlement, MessageBodies } from '../db/outbox-types.ts'
-import { enqueueRechecked, type Queued, type QueuedMessage } from '../db/queue.ts'
+import { enqueueRechecked, type Queued, type QueuedMessage } from '../db/queue-entry.ts'
 import {
   type AttemptToRecord,
   type FindingsAsked,

@@ -1,7 +1,7 @@
 import { AppError, invalidInput } from '../app-error.ts'
 import { selectConnection } from '../connections/selection.ts'
 import { countSubmission as countFormSubmission, formByPublicId, type PublicFormRow } from '../db/forms.ts'
-import { enqueueMessages } from '../db/queue.ts'
+import { enqueueMessages } from '../db/queue-entry.ts'
 import type { Sql } from '../db/sql.ts'
 import { unstorableTextIssues } from '../db/storable-text.ts'
 import { recordEvent } from '../db/webhooks.ts'

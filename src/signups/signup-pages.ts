@@ -6,7 +6,7 @@ import { selectAccount } from '../db/accounts.ts'
 import { audienceById, insertMembers } from '../db/audiences.ts'
 import { ownsConnection } from '../db/connections.ts'
 import { isStorableId } from '../db/ids.ts'
-import { enqueueMessages } from '../db/queue.ts'
+import { enqueueMessages } from '../db/queue-entry.ts'
 import {
   confirmationByToken,
   countSignup,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../src/accounts/accounts.ts'
 import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { enqueueRechecked } from '../../src/db/queue.ts'
+import { enqueueRechecked } from '../../src/db/queue-entry.ts'
 import { revokeKey, rotateKey } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText } from '../support/matchers.ts'

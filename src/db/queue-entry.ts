@@ -1,0 +1,135 @@
+import { currentRequestId } from '../log.ts'
+import type { RecipientOutcome } from '../smtp/outcome.ts'
+import { type Recheck, recheckHolds, recheckJson } from './fast-path.ts'
+import { queueRunRequest } from './jobs.ts'
+import type { StoredAttachment } from './message-fields.ts'
+import { messageColumns } from './outbox-records.ts'
+import type { OutboxMessage, Tag } from './outbox-types.ts'
+import type { Db } from './sql.ts'
+
+/**
+ * Putting mail in the queue: an outbox record in status `queued` and the run of its
+ * connection's queue that sends it, written together.
+ */
+
+export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
+  text_body?: string | undefined
+  html_body?: string | undefined
+  /** The batch the message is one recipient of. */
+  batchId?: number
+  /** Where replies go (a form's submitter, or the caller's addresses, comma-separated). */
+  replyTo?: string
+  /** The caller's extra header fields. */
+  headers?: Record<string, string>
+  /** Each attachment's summary, and its bytes in the same order (kept until the email ends). */
+  attachments?: StoredAttachment[]
+  attachmentContents?: Buffer[]
+  /** Its tags ([] when left out). */
+  tags?: Tag[]
+  /** When it is due (a scheduled send); now when left out. */
+  scheduledAt?: Date | undefined
+  /**
+   * The API request that queued it (null: none), when that is not the one being served: a round
+   * runs in the context of whichever of its requests started it (src/fast-path/rounds.ts).
+   */
+  requestId?: string | null
+  /** Outcomes known at acceptance: the recipients left out as suppressed, kept on the record. */
+  recipients?: RecipientOutcome[]
+}
+
+/** A message put in the queue: its outbox id, and when. */
+export interface Queued {
+  id: number
+  queued_at: Date
+}
+
+/**
+ * Puts messages for one connection in the queue, due now (or at their scheduled time), and asks
+ * for a run of its queue, in one statement whatever their number. Each keeps the id of the API
+ * request that queued it (its own, or the one being served), so that the worker logs about it
+ * under that id. Returns their outbox ids, in order, and when they were queued.
+ */
+export async function enqueueMessages(
+  db: Db,
+  connectionId: number,
+  messages: QueuedMessage[],
+): Promise<Queued[]> {
+  return (await enqueueRechecked(db, connectionId, messages)).map(queuedWithoutRecheck)
+}
+
+/** What enqueueRechecked answered for a message without a recheck: queued, never stale. */
+export function queuedWithoutRecheck(queued: Queued | 'stale'): Queued {
+  if (queued === 'stale') throw new Error('a message without a recheck was refused as stale')
+  return queued
+}
+
+/**
+ * enqueueMessages for messages that may carry a recheck (see Recheck): one whose recheck no
+ * longer holds is not queued, and answers `stale`.
+ */
+export async function enqueueRechecked(
+  db: Db,
+  connectionId: number,
+  messages: (QueuedMessage & { recheck?: Recheck })[],
+): Promise<(Queued | 'stale')[]> {
+  if (messages.length === 0) return []
+  const served = currentRequestId() ?? null
+  const rows = messages.map((m) => ({
+    account_id: m.accountId,
+    ...messageColumns(m),
+    batch_id: m.batchId ?? null,
+    reply_to: m.replyTo ?? null,
+    headers: m.headers ?? null,
+    attachments: m.attachments ?? null,
+    tags: m.tags ?? [],
+    contents: m.attachmentContents?.map((content) => content.toString('base64')) ?? null,
+    request_id: m.requestId === undefined ? served : m.requestId,
+    recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
+    scheduled_at: m.scheduledAt?.toISOString() ?? null,
+    recipients: m.recipients?.length ? m.recipients.map((r) => ({ ...r })) : null,
+  }))
+  const holds = recheckHolds(db, db`m.recheck`, db`m.account_id`, db`${connectionId}::int`)
+  const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
+    with asked as materialized (
+      select m.*, case when m.recheck is null then true else coalesce(${holds}, false) end as holds
+      from rows from (jsonb_to_recordset(${db.json(rows)}) as (
+             account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
+             subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
+             request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb,
+             scheduled_at timestamptz, recipients jsonb))
+           with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
+                                text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
+                                headers, attachments, contents, tags, scheduled_at, recipients, n)
+    ), queued as (
+      insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
+                          bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
+                          next_attempt_at, request_id, headers, attachments, tags, scheduled_at, recipients)
+      -- A scheduled message is simply not due before its time: the claim leaves it until then.
+      select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
+             bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
+             coalesce(scheduled_at, mailroom_now()), request_id, headers, attachments, tags, scheduled_at,
+             recipients
+      from asked where holds
+      order by n
+      returning id, created_at as queued_at, message_id
+    ), stored as (
+      insert into outbox_attachment_contents (outbox_id, position, content)
+      select q.id, c.position, decode(c.content, 'base64')
+      from queued q join asked a on a.message_id = q.message_id,
+        unnest(a.contents) with ordinality as c(content, position)
+    ), run as (${queueRunRequest(db, connectionId)})
+    -- Referring to the run makes it happen; ids follow the messages' order.
+    select id, queued_at, null::int as stale from queued, (select count(*) from run) as requested
+    union all
+    select null, null, n::int from asked where not holds
+    order by id`
+  const stale = new Set(answered.flatMap((a) => (a.stale === null ? [] : [a.stale])))
+  const inOrder = answered.filter((a): a is Queued & { stale: null } => a.id !== null)
+  if (inOrder.length + stale.size !== messages.length) throw new Error('a queued message was not recorded')
+  let next = 0
+  return messages.map((_, i) => {
+    if (stale.has(i + 1)) return 'stale'
+    const { id, queued_at } = inOrder[next++] as Queued
+    return { id, queued_at }
+  })
+}
