@@ -79,9 +79,9 @@ describe('GET /v1/openapi.json', () => {
     expect(await stale.json()).toEqual(source)
   })
 
-  it('describes version 1.2.0 in OpenAPI 3.1', async () => {
+  it('describes version 1.3.0 in OpenAPI 3.1', async () => {
     const document = await servedDocument()
-    expect(document.info.version).toBe('1.2.0')
+    expect(document.info.version).toBe('1.3.0')
     expect(document.openapi.startsWith('3.1')).toBe(true)
   })
 

@@ -223,7 +223,7 @@ describe('mailroom start with nothing configured (embedded PostgreSQL)', () => {
       const openapi = await fetch(`${server.url}/v1/openapi.json`)
       expect(openapi.status).toBe(200)
       const document = (await openapi.json()) as { info?: { version?: string } }
-      expect(document.info?.version).toBe('1.2.0')
+      expect(document.info?.version).toBe('1.3.0')
 
       const reference = await fetch(`${server.url}/reference`)
       expect(reference.status).toBe(200)

@@ -281,13 +281,13 @@ export async function moveBatchRecipients(
       using block where s.batch_id = ${batch.id} and s.block = block.block and not block.split
     ), record as (
       insert into outbox (account_id, connection_id, status, error, from_address, to_addresses, content_id, payload,
-                          message_id, batch_id, unsubscribe_url, next_attempt_at, request_id, tags)
+                          message_id, batch_id, unsubscribe_url, next_attempt_at, request_id, tags, source)
       select ${batch.accountId}::int, ${batch.connectionId}::int, ${gone ? 'failed' : 'queued'}::text,
              ${gone ? CONNECTION_DELETED : null}::text, ${batch.from}::text, array[t.email], ${batch.contentId}::int,
              ${links ? tx`coalesce(t.payload, '{}') || jsonb_build_object('unsubscribe_url', t.url)` : tx`t.payload`},
              '<' || gen_random_uuid() || '@' || ${domain}::text || '>', ${batch.id}::int,
              t.url, ${gone ? tx`null` : tx`mailroom_now()`}, ${batch.requestId}::text,
-             (select b.tags from batches b where b.id = ${batch.id})
+             (select b.tags from batches b where b.id = ${batch.id}), 'batch'
       from (select taken.*, ${link} as url from taken) t
       order by t.n
       returning ${EVENT_COLUMNS(tx)}

@@ -101,7 +101,7 @@ export async function outboxRecordDetail(
   const [row] = await db<StoredRecord<OutboxDetail>[]>`
     select o.id, o.account_id, ${READ_STATUS(db, db`o`)} as status, o.from_address as "from", o.to_addresses as "to", o.cc_addresses as cc,
       o.bcc_addresses as bcc, o.subject, o.error, o.attempts, o.message_id, o.connection_id,
-      c.from_address as connection_from, o.batch_id, b.name as batch_name,
+      c.from_address as connection_from, o.batch_id, o.source, b.name as batch_name,
       case when o.status = 'queued' then api_timestamp(o.next_attempt_at) end as next_attempt_at,
       api_timestamp(o.created_at) as created_at, api_timestamp(o.updated_at) as updated_at,
       api_timestamp(o.sent_at) as sent_at, api_timestamp(o.scheduled_at) as scheduled_at, o.text_body, o.html_body, o.recipients, o.payload, o.tags,

@@ -47,7 +47,7 @@ export const OUTBOX_COLUMNS = (db: Db) => db`
   cc_addresses as cc, bcc_addresses as bcc, subject, message_id, error, recipients, attempts,
   case when status = 'queued' then api_timestamp(next_attempt_at) end as next_attempt_at,
   api_timestamp(created_at) as created_at, api_timestamp(updated_at) as updated_at,
-  api_timestamp(sent_at) as sent_at, batch_id, tags, api_timestamp(scheduled_at) as scheduled_at`
+  api_timestamp(sent_at) as sent_at, batch_id, tags, api_timestamp(scheduled_at) as scheduled_at, source`
 
 /** A message as the outbox's columns name it, for a statement to read from JSON. */
 export function messageColumns(m: Omit<OutboxMessage, 'accountId' | 'connectionId'> & MessageBodies) {

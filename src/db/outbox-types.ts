@@ -8,6 +8,12 @@ import type { UnitsWhere } from './usage.ts'
  * so that the domain and the pages import them from here and nothing imports them through another.
  */
 
+/**
+ * Where an email came from: POST /send or /enqueue (`api`), a batch, a hosted form's
+ * notification or a signup page's confirmation (`form`), or the SMTP relay.
+ */
+export type EmailSource = 'api' | 'batch' | 'form' | 'smtp'
+
 /** `scheduled` is a queued record whose scheduled time is still ahead: it is read, not stored. */
 export type OutboxStatus = 'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'canceled'
 
@@ -39,6 +45,7 @@ export interface OutboxRecord {
   batch_id: number | null
   /** In the order given; [] for none. */
   tags: Tag[]
+  source: EmailSource
 }
 
 /** What an outbox record keeps of an attachment once its bytes are gone; a type, to be JSON. */

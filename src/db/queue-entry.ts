@@ -4,7 +4,7 @@ import { type Recheck, recheckHolds, recheckJson } from './fast-path.ts'
 import { queueRunRequest } from './jobs.ts'
 import type { StoredAttachment } from './message-fields.ts'
 import { messageColumns } from './outbox-records.ts'
-import type { OutboxMessage, Tag } from './outbox-types.ts'
+import type { EmailSource, OutboxMessage, Tag } from './outbox-types.ts'
 import type { Db } from './sql.ts'
 
 /**
@@ -35,6 +35,13 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
   requestId?: string | null
   /** Outcomes known at acceptance: the recipients left out as suppressed, kept on the record. */
   recipients?: RecipientOutcome[]
+  /** Where it came from; when left out, `batch` for a batch's email and `api` for any other. */
+  source?: EmailSource
+  /**
+   * A message submitted as it is to go (SMTP): its size and whether it needs SMTPUTF8; its bytes
+   * are stored in the same transaction (storeRawMessage). Without it, the message is composed.
+   */
+  raw?: { size: number; smtpUtf8: boolean }
 }
 
 /** A message put in the queue: its outbox id, and when. */
@@ -87,6 +94,9 @@ export async function enqueueRechecked(
     recheck: m.recheck === undefined ? null : recheckJson(m.recheck),
     scheduled_at: m.scheduledAt?.toISOString() ?? null,
     recipients: m.recipients?.length ? m.recipients.map((r) => ({ ...r })) : null,
+    source: m.source ?? (m.batchId === undefined ? 'api' : 'batch'),
+    raw_size: m.raw?.size ?? null,
+    needs_smtputf8: m.raw?.smtpUtf8 ?? false,
   }))
   const holds = recheckHolds(db, db`m.recheck`, db`m.account_id`, db`${connectionId}::int`)
   const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
@@ -96,19 +106,21 @@ export async function enqueueRechecked(
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
              request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb,
-             scheduled_at timestamptz, recipients jsonb))
+             scheduled_at timestamptz, recipients jsonb, source text, raw_size int, needs_smtputf8 boolean))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
                                 text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
-                                headers, attachments, contents, tags, scheduled_at, recipients, n)
+                                headers, attachments, contents, tags, scheduled_at, recipients, source,
+                                raw_size, needs_smtputf8, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
-                          next_attempt_at, request_id, headers, attachments, tags, scheduled_at, recipients)
+                          next_attempt_at, request_id, headers, attachments, tags, scheduled_at, recipients,
+                          source, raw_size, needs_smtputf8)
       -- A scheduled message is simply not due before its time: the claim leaves it until then.
       select account_id, ${connectionId}::int, 'queued', from_address, to_addresses, cc_addresses,
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
              coalesce(scheduled_at, mailroom_now()), request_id, headers, attachments, tags, scheduled_at,
-             recipients
+             recipients, source, raw_size, needs_smtputf8
       from asked where holds
       order by n
       returning id, created_at as queued_at, message_id

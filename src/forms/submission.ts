@@ -96,6 +96,7 @@ export async function submitForm(
         ...submissionBodies(form.name, shown),
         messageId: newMessageId(connection.from_address),
         ...(replyTo === undefined ? {} : { replyTo }),
+        source: 'form',
       },
     ])
     await countFormSubmission(tx, form.id)

@@ -488,6 +488,13 @@ export const EmailSchema = z
         description: 'The batch it is one recipient of; `null` for any other email.',
         example: null,
       }),
+    source: z
+      .enum(['api', 'batch', 'form', 'smtp'])
+      .openapi({
+        description:
+          "Since version 1.3.0. Where the email came from: `api` (`POST /send` or `/enqueue`), `batch` (one recipient of a batch), `form` (a hosted form's notification or a sign-up page's confirmation) or `smtp` (submitted to the SMTP relay, sent as the app wrote it).",
+        example: 'api',
+      }),
     message_id: z
       .string()
       .openapi({

@@ -110,6 +110,7 @@ function asEmail(record: ListedRecord): Email {
     subject: record.subject,
     connection_id: record.connection_id,
     batch_id: record.batch_id,
+    source: record.source,
     message_id: record.message_id,
     attempts: record.attempts,
     last_error: record.error,

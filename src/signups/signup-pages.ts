@@ -226,6 +226,7 @@ export async function subscribe(sql: Sql, publicUrl: string, request: Subscripti
           `The link works for ${CONFIRMATION_DAYS} days. If you did not ask for this, ignore this email.`,
         ].join('\n'),
         messageId: newMessageId(connection.from_address),
+        source: 'form',
       },
     ])
   })

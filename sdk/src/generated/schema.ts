@@ -1150,6 +1150,12 @@ export interface components {
        */
       batch_id: number | null
       /**
+       * @description Since version 1.3.0. Where the email came from: `api` (`POST /send` or `/enqueue`), `batch` (one recipient of a batch), `form` (a hosted form's notification or a sign-up page's confirmation) or `smtp` (submitted to the SMTP relay, sent as the app wrote it).
+       * @example api
+       * @enum {string}
+       */
+      source: 'api' | 'batch' | 'form' | 'smtp'
+      /**
        * @description Its Message-ID header, kept across attempts.
        * @example <5d0c1e2f-7a8b-4c9d-8e0f-1a2b3c4d5e6f@acme.example>
        */

@@ -47,6 +47,7 @@ describe('GET /emails/{id}', () => {
           subject: 'All the fields',
           connection_id: s.connectionId,
           batch_id: null,
+          source: 'api',
           message_id: sent.body.messageId,
           attempts: 1,
           last_error: null,
