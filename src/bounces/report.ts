@@ -1,34 +1,98 @@
-/** One recipient a report speaks of. */
-export interface ReportedRecipient {
-  /** Final-Recipient, else Original-Recipient (the address only, no `rfc822;`), lower-cased. */
-  email: string
-  /** DSN Action (failed, delayed, delivered, relayed, expanded); for a non-standard bounce, 'failed' or 'delayed' as its text says; null when unknown. */
-  action: string | null
-  /** Enhanced status `X.Y.Z` (DSN Status, or found in the reply text); null when none. */
-  status: string | null
-  /** Diagnostic-Code without its type (`smtp; `), or the server reply quoted by a non-standard bounce; null when none. */
-  diagnostic: string | null
+import { simpleParser } from 'mailparser'
+import { isMailboxGone, isMailboxGoneStatus } from '../smtp/mailbox-gone.ts'
+import { complaintOf } from './arf.ts'
+import { dsnRecipients } from './dsn.ts'
+import type { Report, ReportedRecipient, ReportParts } from './fields.ts'
+import { returnedMessageId } from './fields.ts'
+import { plainBounce } from './plain-bounces.ts'
+
+export type { Report, ReportedRecipient } from './fields.ts'
+
+/**
+ * Reading a message from a connection's mailbox as a bounce or complaint report
+ * (docs/suppressions.md, "Reports Mailroom reads"). A report is a complaint (an ARF
+ * feedback-report of a complaint type), a delivery status notification naming a recipient that
+ * failed or was delayed, or a bounce in one of the common servers' own layouts; anything else is
+ * other mail.
+ */
+
+/**
+ * Only the start of a message is read: the report's parts come before the returned message,
+ * which may be as large as anything the owner sends.
+ */
+const MAX_REPORT_BYTES = 2 * 1024 * 1024
+/** How much of the text, and of each report part, the layouts scan. */
+const MAX_TEXT_CHARS = 64 * 1024
+const MAX_HTML_CHARS = 256 * 1024
+
+async function partsOf(raw: Buffer): Promise<ReportParts> {
+  const head = raw.subarray(0, MAX_REPORT_BYTES)
+  const parsed = await simpleParser(head, {
+    keepDeliveryStatus: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+    skipTextToHtml: true,
+    maxHtmlLengthToParse: MAX_HTML_CHARS,
+  })
+  return {
+    subject: parsed.subject ?? '',
+    from: parsed.from?.text ?? '',
+    text: (parsed.text ?? '').slice(0, MAX_TEXT_CHARS).replace(/\r\n?/g, '\n'),
+    parts: parsed.attachments.map((part) => ({
+      contentType: part.contentType.toLowerCase(),
+      content: part.content.subarray(0, MAX_TEXT_CHARS).toString('utf8'),
+    })),
+    raw: head.subarray(0, MAX_TEXT_CHARS).toString('latin1'),
+    ownMessageId: parsed.messageId ?? null,
+  }
 }
 
-export interface Report {
-  kind: 'bounce' | 'complaint'
-  /** Which layout it was read as. */
-  format: 'dsn' | 'arf' | 'postfix' | 'exim' | 'qmail' | 'gmail' | 'microsoft'
-  /** The Message-ID of the returned message (from its returned headers), with its angle brackets as sent, e.g. `<abc@host>`; null when the report does not carry it. */
-  messageId: string | null
-  recipients: ReportedRecipient[]
-  /** ARF Feedback-Type (abuse, fraud, ...); only for complaints. */
-  feedbackType?: string
+/** The report a message is: a complaint, else its delivery-status part, else its text's layout. */
+function reportOf(message: ReportParts): Report | null {
+  const complaint = complaintOf(message)
+  if (complaint !== null) {
+    const { feedbackType, recipients } = complaint
+    return {
+      kind: 'complaint',
+      format: 'arf',
+      messageId: returnedMessageId(message),
+      recipients,
+      feedbackType,
+    }
+  }
+  // A delivery-status part decides alone: its text may be a notice of success in a bounce's words.
+  const dsn = dsnRecipients(message)
+  const read = dsn === null ? plainBounce(message) : { format: 'dsn' as const, recipients: dsn }
+  if (read === null || read.recipients.length === 0) return null
+  return {
+    kind: 'bounce',
+    format: read.format,
+    messageId: returnedMessageId(message),
+    recipients: read.recipients,
+  }
 }
 
 /** Reads a raw message from the mailbox; null when it is no bounce or complaint report (other mail). */
 export async function readReport(raw: Buffer): Promise<Report | null> {
-  void raw
-  return null
+  try {
+    return reportOf(await partsOf(raw))
+  } catch {
+    // A message mailparser cannot read is no report Mailroom can act on: it is other mail.
+    return null
+  }
 }
 
-/** Whether the recipient's mailbox is gone for good (hard bounce). */
+/** A status that names no particular cause (`5.0.0`): the reply quoted with it says more. */
+const GENERIC_STATUS = /^[245]\.0\.0$/
+
+/**
+ * Whether the recipient's mailbox is gone for good (hard bounce): it failed, with a status of the
+ * mailbox-gone list, or, when the status names no cause, a reply src/smtp/mailbox-gone.ts counts
+ * (an enhanced code of that list, or a bare 5xx whose text says the mailbox does not exist).
+ */
 export function isHardBounce(recipient: ReportedRecipient): boolean {
-  void recipient
-  return false
+  if (recipient.action !== 'failed') return false
+  const { status, diagnostic } = recipient
+  if (status !== null && !GENERIC_STATUS.test(status)) return isMailboxGoneStatus(status)
+  return diagnostic !== null && isMailboxGone(diagnostic)
 }

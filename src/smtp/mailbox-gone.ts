@@ -37,9 +37,15 @@ export function isMailboxGone(reply: string): boolean {
   const match = REPLY.exec(reply)
   if (!match?.[1]?.startsWith('5')) return false
   const [, , klass, subject, detail] = match
-  if (klass !== undefined) return klass === '5' && MAILBOX_GONE_STATUSES.has(`${subject}.${detail}`)
+  if (klass !== undefined) return isMailboxGoneStatus(`${klass}.${subject}.${detail}`)
   const text = reply.toLowerCase()
   return MAILBOX_GONE_PHRASES.some((phrase) => text.includes(phrase))
+}
+
+/** Whether an enhanced status code (`5.1.1`, as a bounce report's Status gives it) says the mailbox is gone for good. */
+export function isMailboxGoneStatus(status: string): boolean {
+  const match = /^\s*5\.(\d{1,3}\.\d{1,3})\s*$/.exec(status)
+  return match?.[1] !== undefined && MAILBOX_GONE_STATUSES.has(match[1])
 }
 
 /**
