@@ -51,6 +51,27 @@ export interface Config {
   queueLifetimeHours: number
   /** How long an SMTP session may sit idle before Mailroom ends it with QUIT (milliseconds). */
   smtpIdleMs: number
+  /** The SMTP relay, where apps submit mail (docs/smtp-relay.md). */
+  relay: RelayConfig
+}
+
+/** The SMTP relay's listeners and bounds. A port of 0 takes any free port. */
+export interface RelayConfig {
+  /** STARTTLS submission; null when off. */
+  port: number | null
+  /** Implicit TLS submission; null when off. */
+  securePort: number | null
+  /** PEM files of the relay's certificate and key; unset, a self-signed pair kept in `dataDir`. */
+  tlsCertFile: string | undefined
+  tlsKeyFile: string | undefined
+  /** The largest message taken, announced with SIZE. */
+  maxBytes: number
+  /** Sessions one client address may hold open at once. */
+  sessionsPerAddress: number
+  /** How long a session may wait on its client (between commands, or mid-message) before it is dropped. */
+  timeoutSeconds: number
+  /** Messages one session may submit; the next MAIL FROM ends the session. */
+  messagesPerSession: number
 }
 
 /** A setting that cannot be used; the message names every bad one, on one line. */
@@ -145,6 +166,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER),
     ),
     smtpIdleMs: read('MAILROOM_SMTP_IDLE_MS', 20_000, (raw) => wholeNumber(raw, 1, MAX_SMTP_IDLE_MS)),
+    relay: relaySettings(read),
+  }
+  if (Boolean(env.MAILROOM_SMTP_TLS_CERT) !== Boolean(env.MAILROOM_SMTP_TLS_KEY)) {
+    problems.push('MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY are set together or not at all')
   }
   if (databaseUrl && !env.MAILROOM_SECRET) {
     problems.push(
@@ -156,19 +181,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config
 }
 
+type Reader = <T>(name: string, fallback: T, parse: (raw: string) => T | Invalid) => T
+
+function relaySettings(read: Reader): RelayConfig {
+  const port = (raw: string) => (raw.toLowerCase() === 'off' ? null : wholeNumber(raw, 0, MAX_PORT, 'or off'))
+  const count = (raw: string) => wholeNumber(raw, 1, Number.MAX_SAFE_INTEGER)
+  return {
+    port: read<number | null>('MAILROOM_SMTP_PORT', 2587, port),
+    securePort: read<number | null>('MAILROOM_SMTPS_PORT', 2465, port),
+    tlsCertFile: read<string | undefined>('MAILROOM_SMTP_TLS_CERT', undefined, (raw) => path.resolve(raw)),
+    tlsKeyFile: read<string | undefined>('MAILROOM_SMTP_TLS_KEY', undefined, (raw) => path.resolve(raw)),
+    maxBytes: read('MAILROOM_SMTP_MAX_BYTES', 25 * 1024 * 1024, count),
+    sessionsPerAddress: read('MAILROOM_SMTP_SESSIONS_PER_ADDRESS', 20, count),
+    timeoutSeconds: read('MAILROOM_SMTP_SESSION_TIMEOUT_SECONDS', 60, (raw) =>
+      wholeNumber(raw, 1, MAX_TIMEOUT_SECONDS),
+    ),
+    messagesPerSession: read('MAILROOM_SMTP_MESSAGES_PER_SESSION', 100, count),
+  }
+}
+
 /** The largest body any route takes. */
 export function largestBodyBytes(config: Pick<Config, 'bodyLimitBytes' | 'mailBodyLimitBytes'>): number {
   return Math.max(config.bodyLimitBytes, config.mailBodyLimitBytes)
 }
 
-function wholeNumber(raw: string, min: number, max: number): number | Invalid {
+/** A whole number from `min` to `max`; `alternative` names what else the setting takes. */
+function wholeNumber(raw: string, min: number, max: number, alternative?: string): number | Invalid {
   const value = Number(raw)
   if (/^\d+$/.test(raw) && value >= min && value <= max) return value
-  return new Invalid(
+  const rule =
     max === Number.MAX_SAFE_INTEGER
       ? `must be a whole number, at least ${min}`
-      : `must be a whole number from ${min} to ${max}`,
-  )
+      : `must be a whole number from ${min} to ${max}`
+  return new Invalid(alternative ? `${rule}, ${alternative}` : rule)
 }
 
 function publicUrlSetting(raw: string): string | Invalid {

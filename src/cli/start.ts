@@ -1,5 +1,6 @@
 import { isDriverConnectionFault } from '../db/driver-faults.ts'
 import type { Logger } from '../log.ts'
+import { startRelay } from '../relay/relay.ts'
 import type { Services } from '../services.ts'
 import { startWebServer } from '../web.ts'
 import { startWorker } from '../worker/worker.ts'
@@ -50,11 +51,24 @@ export async function start(services: Services, options: StartOptions, stop: Pro
       'Mailroom API and dashboard listening',
     )
   }
+  const relay = options.api ? await startRelay(services) : undefined
+  if (relay?.selfSignedFile) {
+    log.warn(
+      { certificate: relay.selfSignedFile },
+      'SMTP relay uses a self-signed certificate; set MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY for one clients can verify',
+    )
+  }
+  if (relay && (relay.ports.smtp !== null || relay.ports.smtps !== null)) {
+    log.info(
+      { host: config.host, starttls: relay.ports.smtp, implicitTls: relay.ports.smtps },
+      'Mailroom SMTP relay listening',
+    )
+  }
   const worker = options.worker ? await startWorker(services) : undefined
   if (worker) log.info('background worker running')
   const signal = await stop
   log.info({ signal }, 'shutting down: finishing requests in progress')
-  await server?.close()
+  await Promise.all([server?.close(), relay?.stop()])
   await worker?.stop()
   log.info('stopped')
 }

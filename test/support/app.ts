@@ -93,6 +93,17 @@ export function testConfig(databaseUrl: string, settings: Partial<Config> = {}):
     ehloName: 'mailroom.test',
     queueLifetimeHours: 72,
     smtpIdleMs: 20_000,
+    // The relay is started by the tests that use it (test/relay/), each on ports of its own.
+    relay: {
+      port: 0,
+      securePort: 0,
+      tlsCertFile: undefined,
+      tlsKeyFile: undefined,
+      maxBytes: 25 * 1024 * 1024,
+      sessionsPerAddress: 20,
+      timeoutSeconds: 60,
+      messagesPerSession: 100,
+    },
     publicUrl: 'http://localhost',
     trustProxy: false,
     ...settings,

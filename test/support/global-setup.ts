@@ -33,6 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   const tls = await createTlsMaterial(path.join(dir, 'tls'))
   await trustCaInWorkers(tls.caPath)
+  relayOnFreePorts()
   project.provide('tls', tls)
 
   let server: { serverUrl: string; stop(): Promise<void> }
@@ -65,6 +66,16 @@ async function trustCaInWorkers(caPath: string): Promise<void> {
     if (pem) await appendFile(caPath, `\n${pem}`)
   }
   process.env.NODE_EXTRA_CA_CERTS = caPath
+}
+
+/**
+ * Every `mailroom start` a test runs serves the SMTP relay; inherited by the workers and the
+ * processes they start, port 0 lets each take free ports instead of all colliding on the
+ * defaults. A test that sets the ports itself still wins.
+ */
+function relayOnFreePorts(): void {
+  process.env.MAILROOM_SMTP_PORT ??= '0'
+  process.env.MAILROOM_SMTPS_PORT ??= '0'
 }
 
 function maintenanceUrl(databaseUrl: string): string {

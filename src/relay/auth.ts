@@ -1,0 +1,43 @@
+import { countAttempt, forgiveAttempt } from '../db/sign-in-attempts.ts'
+import type { Caller } from '../keys/caller.ts'
+import { authenticate } from '../keys/keys.ts'
+import type { Services } from '../services.ts'
+import { counted } from '../wording.ts'
+import { SmtpReply } from './replies.ts'
+
+/**
+ * Failed AUTH attempts one client address may make in a window, counted as dashboard sign-ins
+ * are (docs/decisions.md, "SMTP relay"): an app with a wrong key retries without end, and a
+ * key cannot be guessed, so the limit guards the database rather than the keys.
+ */
+export const RELAY_AUTH_LIMIT = { attempts: 10, minutes: 15 } as const
+
+/**
+ * The caller an AUTH password (an API key) speaks for. The attempt is counted before the key is
+ * looked up and forgiven when it was right, as for sign-ins, so that a burst of attempts
+ * arriving together cannot run past the limit.
+ */
+export async function authenticateClient(
+  services: Pick<Services, 'sql' | 'metrics'>,
+  clientAddress: string,
+  password: string,
+): Promise<Caller> {
+  const subject = `smtp-client:${clientAddress}`
+  const tally = await countAttempt(services.sql, [subject], RELAY_AUTH_LIMIT)
+  if (tally.attempts > RELAY_AUTH_LIMIT.attempts) {
+    services.metrics.relayAuthFailure('throttled')
+    const minutes = Math.max(1, Math.ceil(tally.endsInMs / 60_000))
+    throw new SmtpReply(
+      454,
+      '4.7.0',
+      `Too many failed AUTH attempts from this address; try again in ${counted(minutes, 'minute')}`,
+    )
+  }
+  const caller = await authenticate(services.sql, password)
+  if (!caller) {
+    services.metrics.relayAuthFailure('invalid_key')
+    throw new SmtpReply(535, '5.7.8', 'Authentication failed: the password must be a valid API key')
+  }
+  await forgiveAttempt(services.sql, subject)
+  return caller
+}
