@@ -174,6 +174,18 @@ export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0
 }
 
 /**
+ * Asks for the connection's next run now, behind every run already waiting: graphile-worker
+ * starts jobs in the order of their `run_at`, and a run waiting since earlier (asked for while
+ * this one was under way) is moved to now rather than kept ahead of the others.
+ */
+export async function requeueRunBehindOthers(db: Db, connectionId: number): Promise<void> {
+  const key = queueKey(connectionId)
+  const payload: QueueRunPayload = { connectionId }
+  await db`select graphile_worker.add_job(${QUEUE_TASK}::text, ${db.json({ ...payload })}::json,
+    run_at => now(), queue_name => ${key}::text, job_key => ${key}::text, job_key_mode => 'replace')`
+}
+
+/**
  * Asks for a probe of the connection after `delayMs`; one at a time per connection (keyed), and
  * never later than one already asked for.
  */

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { queueConnection } from '../db/connections.ts'
-import { scheduleQueueRun } from '../db/jobs.ts'
+import { requeueRunBehindOthers, scheduleQueueRun } from '../db/jobs.ts'
 import { queueState } from '../db/queue.ts'
 import type { SendContext } from '../sending/deliver.ts'
 import { BatchContents } from './batch-contents.ts'
@@ -17,6 +17,12 @@ export interface DrainOptions {
   policy: RetryPolicy
   /** Aborted when the worker stops: lanes finish the message in hand and the queue is handed on. */
   stopping: AbortSignal
+  /**
+   * How long a run takes new messages before it hands its worker slot on: a connection with mail
+   * due for minutes (a large batch, or one paced below the sleep-through wait) would otherwise
+   * hold the slot all that time, and a few such connections every slot of the process.
+   */
+  sliceMs: number
 }
 
 /** A wait this short is slept through; a longer one ends the run and schedules the next. */
@@ -24,8 +30,10 @@ const SLEEP_THROUGH_MS = 2_000
 
 /**
  * One run of a connection's queue: sends its due mail, `lanes` messages at a time, until nothing
- * is due or a limit holds the connection back for longer than a moment; then schedules the next
- * run for the moment the obstacle ends (quota window, pacing token, pause, retry back-off). A
+ * is due, a limit holds the connection back for longer than a moment, or its slice is over; then
+ * schedules the next run for the moment the obstacle ends (quota window, pacing token, pause,
+ * retry back-off). A run whose slice ended with mail still due asks for its next run behind every
+ * run already waiting, so that the process's slots go round the connections with due mail. A
  * disabled connection gets no next run: enabling it schedules one.
  */
 export async function drainQueue(context: SendContext, connectionId: number, options: DrainOptions) {
@@ -38,7 +46,8 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   // before the run fails and graphile-worker retries it.
   const halt = new AbortController()
   const contents = new BatchContents()
-  const stop = AbortSignal.any([options.stopping, halt.signal])
+  const slice = AbortSignal.timeout(options.sliceMs)
+  const stop = AbortSignal.any([options.stopping, halt.signal, slice])
   const rounds = laneRounds(context, connection, options.claimant, contents)
   const parking = new Parking(options.lanes, stop)
   // A lane takes its next message while the outcome of the one before is still being recorded
@@ -96,7 +105,11 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected')
   if (failed) throw failed.reason
   const delay = await nextRunDelay(context, connectionId, options.stopping.aborted ? 0 : blockedForMs)
-  if (delay !== undefined) await scheduleQueueRun(context.sql, connectionId, delay)
+  if (delay === 0 && slice.aborted && !options.stopping.aborted) {
+    await requeueRunBehindOthers(context.sql, connectionId)
+  } else if (delay !== undefined) {
+    await scheduleQueueRun(context.sql, connectionId, delay)
+  }
 }
 
 /** When the queue should run next, or undefined when nothing will be due without an outside change. */

@@ -34,6 +34,8 @@ export interface RunningWorker {
 export interface WorkerOptions {
   /** Connections whose queues run at once in this process. */
   concurrency: number
+  /** How long a connection's queue run takes new messages before it hands its slot on (see drainQueue). */
+  queueSliceMs: number
   /**
    * Messages of one connection in flight at once: enough to keep its SMTP sessions busy while
    * other messages are being claimed and recorded (in rounds: see src/fast-path/rounds.ts).
@@ -61,8 +63,16 @@ export interface WorkerOptions {
  */
 export const QUEUE_LANES = 32
 
+/**
+ * A queue run's slice: long enough that a run's start (reading the connection, filling its lanes)
+ * is a small part of it, short enough that with every slot taken by connections with mail due for
+ * minutes, a run asked for meanwhile waits about one slice for a slot.
+ */
+export const QUEUE_SLICE_MS = 1_000
+
 const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   concurrency: 8,
+  queueSliceMs: QUEUE_SLICE_MS,
   lanes: QUEUE_LANES,
   pollIntervalMs: 1_000,
   probeIntervalMs: PROBE_INTERVAL_MS,
@@ -181,6 +191,7 @@ function mailTasks(
         claimant,
         policy: options.retry,
         stopping,
+        sliceMs: options.queueSliceMs,
       })
     },
     [PROBE_TASK]: async (payload) => {

@@ -1,0 +1,77 @@
+/**
+ * A connection's queue run hands its worker slot on once its slice is over, and its next run
+ * waits behind the runs already asked for: with more connections holding mail than the worker has
+ * slots, mail queued on another connection is sent before the busy ones have sent theirs.
+ */
+import { describe, expect, it } from 'vitest'
+import { seedAccount, useTestApp } from '../support/app.ts'
+import { email, enqueued, waitFor, waitForOutboxStatus } from '../support/queue.ts'
+import { type Sender, senderAddress, startSender } from '../support/sending.ts'
+
+const app = useTestApp({}, { each: true })
+
+const BUSY_MESSAGES = 30
+
+/** Another account with a connection to `s`'s sink, so that the sink's order is the sending order. */
+function neighbour(s: Sender, label: string) {
+  return seedAccount(app, {
+    plan: 'pro',
+    connection: { ...s.sink.login, from: senderAddress(label), rate: 6000 },
+  })
+}
+
+const subjects = (s: Sender) => s.sink.messages.map((m) => m.headers.get('subject'))
+
+describe('queue runs share the worker slots', () => {
+  it('mail queued on another connection goes out before busy connections have sent all of theirs', {
+    timeout: 60_000,
+  }, async () => {
+    // Three connections to one sink, so that its arrival order is the order they were sent in.
+    const busy = await startSender(app, 'busy', { plan: 'pro' })
+    const other = await neighbour(busy, 'other')
+    const second = await neighbour(busy, 'second')
+    for (let i = 0; i < BUSY_MESSAGES; i++) {
+      await enqueued(app, busy.key, email({ subject: `busy ${i}` }))
+      await enqueued(app, second.key, email({ subject: `second ${i}` }))
+    }
+    // Queued last, on a connection of its own: its run is asked for after both busy ones.
+    const late = await enqueued(app, other.key, email({ subject: 'late' }))
+    // One slot for three connections; a slice of no time: each run hands on after its first round.
+    await app.worker({ concurrency: 1, lanes: 2, queueSliceMs: 0 })
+    await waitForOutboxStatus(app, other.account.id, late, 'sent')
+    await waitFor('every message at the sink', () =>
+      busy.sink.messages.length === 2 * BUSY_MESSAGES + 1 ? true : undefined,
+    )
+    const arrived = subjects(busy)
+    const lateAt = arrived.indexOf('late')
+    expect(lateAt).toBeGreaterThanOrEqual(0)
+    expect(lateAt).toBeLessThan(arrived.lastIndexOf(`busy ${BUSY_MESSAGES - 1}`))
+    expect(lateAt).toBeLessThan(arrived.lastIndexOf(`second ${BUSY_MESSAGES - 1}`))
+    // Both busy connections took turns rather than one sending all of its mail first.
+    const firstOf = (prefix: string) => arrived.findIndex((s) => s?.startsWith(prefix))
+    const lastOf = (prefix: string) => arrived.findLastIndex((s) => s?.startsWith(prefix))
+    expect(firstOf('second')).toBeLessThan(lastOf('busy'))
+    expect(firstOf('busy')).toBeLessThan(lastOf('second'))
+  })
+
+  it('a run that hands on goes behind a run asked for after its own next one', {
+    timeout: 60_000,
+  }, async () => {
+    const busy = await startSender(app, 'busy', { plan: 'pro', behaviour: { dataDelayMs: 1_000 } })
+    const other = await neighbour(busy, 'other')
+    await app.worker({ concurrency: 1, lanes: 1, queueSliceMs: 0 })
+    await enqueued(app, busy.key, email({ subject: 'busy 0' }))
+    await waitFor('the first run to be sending', () => (busy.sink.receiving > 0 ? true : undefined))
+    // Queued while the run is under way: the connection's next run is asked for now, before the
+    // other connection's.
+    await enqueued(app, busy.key, email({ subject: 'busy 1' }))
+    await enqueued(app, busy.key, email({ subject: 'busy 2' }))
+    await enqueued(app, other.key, email({ subject: 'late' }))
+    await waitFor(
+      'every message at the sink',
+      () => (busy.sink.messages.length === 4 ? true : undefined),
+      30_000,
+    )
+    expect(subjects(busy)).toEqual(['busy 0', 'late', 'busy 1', 'busy 2'])
+  })
+})
