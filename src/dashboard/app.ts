@@ -14,6 +14,7 @@ import { registerOverview } from './overview.tsx'
 import { notFound, onError } from './refusals.tsx'
 import { SECURITY_HEADERS, sameOrigin, sessionFormToken } from './security.ts'
 import { requireSession } from './session.ts'
+import { registerSuppressions } from './suppressions.tsx'
 import { registerTemplates } from './templates.tsx'
 import { registerWebhooks } from './webhooks.tsx'
 
@@ -40,6 +41,7 @@ export function createDashboard(services: Services): Dashboard {
   registerOutbox(app)
   registerBatches(app)
   registerAudiences(app)
+  registerSuppressions(app)
   registerTemplates(app)
   registerHostedForms(app)
   registerWebhooks(app)

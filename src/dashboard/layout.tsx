@@ -11,6 +11,7 @@ const SECTIONS = [
   ['/dashboard/outbox', 'Outbox'],
   ['/dashboard/batches', 'Batches'],
   ['/dashboard/audiences', 'Audiences'],
+  ['/dashboard/suppressions', 'Suppressions'],
   ['/dashboard/templates', 'Templates'],
   ['/dashboard/forms', 'Forms'],
   ['/dashboard/webhooks', 'Webhooks'],
