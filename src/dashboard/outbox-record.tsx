@@ -1,4 +1,4 @@
-import type { AttemptKind, HistoryEvent, OutboxDetail, Tag } from '../db/outbox-types.ts'
+import type { AttemptKind, HistoryEvent, OutboxDetail, ReportEvent, Tag } from '../db/outbox-types.ts'
 import { isCancelable } from '../sending/scheduling.ts'
 import { ConfirmLink } from './confirm.tsx'
 import { HtmlPreview } from './html-preview.tsx'
@@ -157,9 +157,19 @@ function TimeFacts(props: { record: OutboxDetail }) {
   )
 }
 
-const RECIPIENT_TONES = { accepted: 'good', refused: 'bad', deferred: 'warn', suppressed: 'bad' } as const
+const RECIPIENT_TONES = {
+  accepted: 'good',
+  refused: 'bad',
+  deferred: 'warn',
+  suppressed: 'bad',
+  bounced: 'bad',
+  complained: 'bad',
+} as const
 
-/** Each recipient with what the server last said for it (accepted, refused, deferred). */
+/**
+ * Each recipient with what the server last said for it (accepted, refused, deferred), or what a
+ * report read from the connection's mailbox said since (bounced, complained).
+ */
 function Recipients(props: { record: OutboxDetail }) {
   const { recipients } = props.record
   return (
@@ -217,14 +227,27 @@ function eventName(event: HistoryEvent): string {
       return event.by === 'operator' ? 'Retried by the operator' : 'Retried from the batch page'
     case 'canceled':
       return 'Canceled'
+    case 'bounced':
+      return `Bounced: ${event.recipient}${event.status ? ` (${event.status})` : ''}`
+    case 'complained':
+      return `Complaint: ${event.recipient}`
   }
 }
 
-/** The server's reply to an attempt, or why the message failed. */
+/** The server's reply to an attempt, why the message failed, or what a report said. */
 function eventDetail(event: HistoryEvent): string | null {
   if ('reply' in event) return event.reply
   if ('reason' in event) return event.reason
+  if (event.type === 'bounced' || event.type === 'complained') return reportDetail(event)
   return null
+}
+
+/** A report's diagnostic (a complaint's feedback type), and whether the address is now suppressed. */
+function reportDetail(event: ReportEvent): string {
+  const said =
+    event.type === 'complained' ? `feedback type: ${event.diagnostic ?? 'not given'}` : event.diagnostic
+  const suppressed = event.suppressed ? 'address suppressed' : 'not suppressed (not a hard bounce)'
+  return said ? `${said}; ${suppressed}` : suppressed
 }
 
 /** Everything that happened to the message, oldest first. */

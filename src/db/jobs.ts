@@ -22,12 +22,18 @@ export const PROBE_TASK = 'probe_connection'
 export const WEBHOOK_TASK = 'deliver_webhooks'
 /** graphile-worker's task that moves a batch's recipients from their store into the outbox. */
 export const EXPAND_TASK = 'expand_batch'
+/** graphile-worker's task that reads a connection's mailbox for bounce and complaint reports. */
+export const MAILBOX_TASK = 'read_mailbox'
+/** graphile-worker's task, run every minute, that asks for a reading of every connection's mailbox. */
+export const MAILBOXES_TASK = 'read_mailboxes'
 
 export interface QueueRunPayload {
   connectionId: number
 }
 
 export type ProbePayload = QueueRunPayload
+
+export type MailboxReadPayload = QueueRunPayload
 
 export interface WebhookRunPayload {
   endpointId: number
@@ -156,6 +162,22 @@ export async function scheduleExpansion(
 /** Asks for a run of the endpoint's deliveries after `delayMs` (see webhookRunRequest). */
 export async function scheduleWebhookRun(db: Db, endpointId: number, delayMs = 0): Promise<void> {
   await db`${webhookRunRequest(db, db`select ${endpointId}::int as endpoint_id`, delayMs)}`
+}
+
+/**
+ * Asks for a reading of every connection's mailbox now: keyed per connection and in a named queue
+ * of its own, so that a mailbox is read by one job at a time and a slow server gathers at most
+ * one reading waiting behind the one under way. Answers how many mailboxes there are.
+ */
+export async function scheduleMailboxReads(db: Db): Promise<number> {
+  const rows = await db`${keyedRunRequest(
+    db,
+    MAILBOX_TASK,
+    db`select 'mailbox:' || m.connection_id as key, json_build_object('connectionId', m.connection_id) as payload
+       from connection_mailboxes m`,
+    0,
+  )}`
+  return rows.length
 }
 
 /**

@@ -57,8 +57,8 @@ export function outboxPage(
 /**
  * The history of record `o`, oldest first, read from what is kept anyway: its creation (and, when
  * scheduled, the moment it fell due), its attempts, the failures retries undid with the retries,
- * and its own failure or cancellation. Events of one instant keep that order (an attempt before
- * the failure it caused).
+ * its own failure or cancellation, and the bounce and complaint reports read for it. Events of
+ * one instant keep that order (an attempt before the failure it caused).
  */
 function history(db: Db) {
   return db`
@@ -89,6 +89,10 @@ function history(db: Db) {
         union all
         select o.updated_at, 2, 0, json_build_object('type', 'canceled', 'at', api_timestamp(o.updated_at))
         where o.status = 'canceled'
+        union all
+        select r.at, 4, r.id, json_build_object('type', r.kind, 'at', api_timestamp(r.at), 'recipient', r.recipient,
+          'status', r.status, 'diagnostic', r.diagnostic, 'suppressed', r.hard)
+        from outbox_reports r where r.outbox_id = o.id
       ) e), '[]')`
 }
 

@@ -147,7 +147,7 @@ export function emailEvents(db: Db, records: Fragment): Fragment {
  * The data of an email event, from a row of the outbox (alias `r`, with the columns of the
  * table): what happened to the message, and to each recipient.
  */
-function emailEventData(db: Db): Fragment {
+export function emailEventData(db: Db): Fragment {
   return db`jsonb_build_object(
     'outbox_id', r.id, 'batch_id', r.batch_id, 'message_id', r.message_id, 'from', r.from_address,
     'to', to_jsonb(r.to_addresses), 'cc', to_jsonb(r.cc_addresses), 'bcc', to_jsonb(r.bcc_addresses),

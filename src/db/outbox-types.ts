@@ -201,7 +201,7 @@ export interface AttemptEvent {
   recipients: RecipientOutcome[]
 }
 
-/** One event of a record's history: its creation, each attempt, its failure, a retry by hand. */
+/** One event of a record's history: its creation, each attempt, its failure, a retry by hand, a report. */
 export type HistoryEvent =
   /**
    * Queued for the worker (a scheduled email when it fell due), submitted to POST /send (which
@@ -211,6 +211,20 @@ export type HistoryEvent =
   | AttemptEvent
   | { type: 'failed'; at: string; reason: string | null }
   | { type: 'retried'; at: string; by: RetriedBy }
+  | ReportEvent
+
+/** A bounce or complaint report for one recipient, read from the connection's mailbox. */
+export interface ReportEvent {
+  type: 'bounced' | 'complained'
+  at: string
+  recipient: string
+  /** A bounce's enhanced status code. */
+  status: string | null
+  /** A bounce's Diagnostic-Code, a complaint's Feedback-Type. */
+  diagnostic: string | null
+  /** The recipient was added to the account's suppressions. */
+  suppressed: boolean
+}
 
 /** Who queued failed mail again: the account's owner on the dashboard, or the operator command. */
 export type RetriedBy = 'dashboard' | 'operator'

@@ -380,10 +380,10 @@ export const EmailRecipientOutcomeSchema = z
   .object({
     email: z.string().openapi({ example: 'ada@example.com' }),
     status: z
-      .enum(['pending', 'accepted', 'refused', 'deferred', 'suppressed'])
+      .enum(['pending', 'accepted', 'refused', 'deferred', 'suppressed', 'bounced', 'complained'])
       .openapi({
         description:
-          "`pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again; `suppressed` (since version 1.2.0): on the account's suppression list when the email was sent, so never handed to the server (`reply` says `suppressed (<reason>)`).",
+          "`pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again; `suppressed` (since version 1.2.0): on the account's suppression list when the email was sent, so never handed to the server (`reply` says `suppressed (<reason>)`); `bounced` and `complained` (since version 1.2.0): accepted, then a bounce or complaint report came back to the connection's mailbox (`reply` is its diagnostic, or a complaint's feedback type).",
         example: 'accepted',
       }),
     reply: z
@@ -438,6 +438,8 @@ export const EmailEventSchema = z
         'failed',
         'retried',
         'canceled',
+        'bounced',
+        'complained',
       ])
       .openapi({ example: 'deferred' }),
     at: TimestampSchema,
@@ -450,10 +452,14 @@ export const EmailEventSchema = z
     recipients: z.array(EmailRecipientOutcomeSchema).optional(),
     reason: z.string().nullable().optional().openapi({ example: 'ada@example.com: 550 5.1.1 User unknown' }),
     by: z.enum(['dashboard', 'operator']).optional().openapi({ example: 'operator' }),
+    recipient: z.string().optional().openapi({ example: 'ada@example.com' }),
+    status: z.string().nullable().optional().openapi({ example: '5.1.1' }),
+    diagnostic: z.string().nullable().optional().openapi({ example: '550 5.1.1 User unknown' }),
+    suppressed: z.boolean().optional().openapi({ example: true }),
   })
   .openapi({
     description:
-      "One event of an email's history. `type` says which fields are present:\n- `queued` (queued for the worker: `/enqueue`, a batch, a form, or a scheduled email\n  falling due) or `submitted` (to `/send`, which tries at once): `at` only.\n- `scheduled` (accepted for later, the first event of a scheduled email) and `canceled`:\n  `at` only.\n- `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,\n  `reply` (the server's reply, or why there was none) and `recipients` (each tried\n  recipient's outcome). `sent`: the server took the message (for some recipients at\n  least); `deferred`: it took it for none but may later (`outcome` `deferred`: the\n  recipients were refused for now; `pushback`: the provider asked to slow down;\n  `unreachable`: no session could be had); `refused`: it refused every recipient for good.\n- `failed`: the email ended failed; `reason` says why.\n- `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the\n  account's owner) or `operator` (the operator command).\n",
+      "One event of an email's history. `type` says which fields are present:\n- `queued` (queued for the worker: `/enqueue`, a batch, a form, or a scheduled email\n  falling due) or `submitted` (to `/send`, which tries at once): `at` only.\n- `scheduled` (accepted for later, the first event of a scheduled email) and `canceled`:\n  `at` only.\n- `sent`, `deferred`, `refused`: an SMTP attempt: `attempt` (its number), `outcome`,\n  `reply` (the server's reply, or why there was none) and `recipients` (each tried\n  recipient's outcome). `sent`: the server took the message (for some recipients at\n  least); `deferred`: it took it for none but may later (`outcome` `deferred`: the\n  recipients were refused for now; `pushback`: the provider asked to slow down;\n  `unreachable`: no session could be had); `refused`: it refused every recipient for good.\n- `failed`: the email ended failed; `reason` says why.\n- `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the\n  account's owner) or `operator` (the operator command).\n- `bounced` and `complained` (since version 1.2.0): a bounce or complaint report for one\n  recipient was read from the connection's mailbox: `recipient`, `status` (a bounce's\n  enhanced status code), `diagnostic` (its `Diagnostic-Code`, or a complaint's\n  `Feedback-Type`) and `suppressed` (the address was added to the suppressions).\n",
   })
   .openapi('EmailEvent')
 
@@ -1111,6 +1117,8 @@ export const WebhookEventTypeSchema = z
     'email.failed',
     'email.deferred',
     'email.canceled',
+    'email.bounced',
+    'email.complained',
     'batch.completed',
     'batch.failed',
     'batch.canceled',
@@ -1119,7 +1127,7 @@ export const WebhookEventTypeSchema = z
   ])
   .openapi({
     description:
-      "`email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `email.canceled` and `batch.canceled` (canceled through the API or the dashboard), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).",
+      "`email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `email.canceled` and `batch.canceled` (canceled through the API or the dashboard), `email.bounced` and `email.complained` (a bounce or complaint report was read from the connection's mailbox; since version 1.2.0), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).",
     example: 'email.sent',
   })
   .openapi('WebhookEventType')
@@ -1264,13 +1272,58 @@ export const WebhookDeliveryListResponseSchema = z
 export const WebhookRecipientSchema = z
   .object({
     address: z.string(),
-    status: z.enum(['accepted', 'refused', 'deferred', 'suppressed']),
+    status: z
+      .enum(['accepted', 'refused', 'deferred', 'suppressed', 'bounced', 'complained'])
+      .openapi({
+        description:
+          "`bounced` and `complained` (since version 1.2.0): a report read from the connection's mailbox said so after the server had accepted the message.",
+      }),
     reply: z
       .string()
       .nullable()
-      .openapi({ description: "The SMTP server's reply for this recipient, or `suppressed (<reason>)`." }),
+      .openapi({
+        description:
+          "The SMTP server's reply for this recipient, `suppressed (<reason>)`, or the report's diagnostic (a complaint's feedback type).",
+      }),
   })
   .openapi('WebhookRecipient')
+
+export const WebhookReportSchema = z
+  .object({
+    recipient: z
+      .string()
+      .openapi({
+        description: "The recipient's address, lower-cased, as the report named it.",
+        example: 'ada@example.com',
+      }),
+    status: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "A bounce's enhanced status code (`5.1.1`); `null` for a complaint or when none was given.",
+        example: '5.1.1',
+      }),
+    diagnostic: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "A bounce's `Diagnostic-Code` (the server's reply); a complaint's `Feedback-Type` (`abuse`).",
+        example: '550 5.1.1 User unknown',
+      }),
+    suppressed: z
+      .boolean()
+      .openapi({
+        description:
+          "The recipient was added to the account's suppressions: a hard bounce (its mailbox does not exist) or a complaint. A soft bounce (a full mailbox, a policy refusal) is not.",
+      }),
+  })
+  .openapi({
+    description:
+      "Only on `email.bounced` and `email.complained` (since version 1.2.0): what the report read from the connection's mailbox said of one recipient.",
+  })
+  .openapi('WebhookReport')
 
 export const WebhookEmailDataSchema = z
   .object({
@@ -1284,7 +1337,10 @@ export const WebhookEmailDataSchema = z
     subject: z.string(),
     status: z
       .enum(['sent', 'failed', 'queued', 'canceled'])
-      .openapi({ description: '`queued` on `email.deferred`, `canceled` on `email.canceled`.' }),
+      .openapi({
+        description:
+          '`queued` on `email.deferred`, `canceled` on `email.canceled`; on `email.bounced` and `email.complained`, the status the email had when the report came.',
+      }),
     attempts: z.int(),
     error: z.string().nullable(),
     recipients: z.array(WebhookRecipientSchema),
@@ -1297,6 +1353,7 @@ export const WebhookEmailDataSchema = z
       .openapi({
         description: "Since version 1.2.0. The email's tags, in the order given; `[]` when it has none.",
       }),
+    report: WebhookReportSchema.optional(),
   })
   .openapi({ description: 'What became of one message (an outbox record).' })
   .openapi('WebhookEmailData')
@@ -1340,7 +1397,14 @@ export const WebhookFormDataSchema = z
 
 export const WebhookEmailEventSchema = z
   .object({
-    type: z.enum(['email.sent', 'email.failed', 'email.deferred', 'email.canceled']),
+    type: z.enum([
+      'email.sent',
+      'email.failed',
+      'email.deferred',
+      'email.canceled',
+      'email.bounced',
+      'email.complained',
+    ]),
     timestamp: z.iso
       .datetime({ offset: true })
       .openapi({ description: 'When the event happened (ISO 8601, UTC).' }),

@@ -16,13 +16,14 @@ import {
  * and 450 as a deferral of them all.
  */
 
-export type RecipientStatus = 'accepted' | 'refused' | 'deferred' | 'suppressed'
+export type RecipientStatus = 'accepted' | 'refused' | 'deferred' | 'suppressed' | 'bounced' | 'complained'
 
 export interface RecipientOutcome {
   address: string
   /**
    * accepted; refused for good (5xx); deferred (4xx: try again later); suppressed: on the
-   * account's suppression list, never handed to the server.
+   * account's suppression list, never handed to the server; bounced or complained: accepted,
+   * then a report read from the connection's mailbox said so (never an SMTP outcome).
    */
   status: RecipientStatus
   /** The server's reply for this recipient, or what kept it from one. */

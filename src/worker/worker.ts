@@ -2,15 +2,20 @@ import { EventEmitter } from 'node:events'
 import { type JobHelpers, run, type TaskList, type WorkerEvents } from 'graphile-worker'
 import pg from 'pg'
 import { DEFAULT_EXPANSION, type ExpansionPolicy, expandBatch } from '../batches/expansion.ts'
+import { readMailbox } from '../bounces/mailbox-reading.ts'
 import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
 import {
   EXPAND_TASK,
   type ExpansionPayload,
+  MAILBOX_TASK,
+  MAILBOXES_TASK,
+  type MailboxReadPayload,
   PROBE_TASK,
   type ProbePayload,
   PURGE_TASK,
   QUEUE_TASK,
   type QueueRunPayload,
+  scheduleMailboxReads,
   unlockJobWorkers,
   WEBHOOK_TASK,
   type WebhookRunPayload,
@@ -52,6 +57,8 @@ export interface WorkerOptions {
   /** Webhook endpoints whose deliveries are sent at once in this process. */
   webhookConcurrency: number
   webhooks: WebhookPolicy
+  /** Connection mailboxes read at once in this process. */
+  mailboxConcurrency: number
   /** How batches' recipients are moved into the outbox, ahead of delivery. */
   expansion: ExpansionPolicy
 }
@@ -78,6 +85,7 @@ const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   probeIntervalMs: PROBE_INTERVAL_MS,
   webhookConcurrency: 4,
   webhooks: DEFAULT_WEBHOOK_POLICY,
+  mailboxConcurrency: 2,
   expansion: DEFAULT_EXPANSION,
 }
 
@@ -146,6 +154,9 @@ export async function startWorker(
         await deliverWebhooks(services, endpointId, claimant, options.webhooks, stopping.signal)
       },
     }),
+    // So do connection mailboxes, each read every minute: a slow IMAP server holds one of these
+    // slots, never one that sends mail.
+    await runner(options.mailboxConcurrency, mailboxTasks(services), `* * * * * ${MAILBOXES_TASK}`),
   ]
   return {
     async stop() {
@@ -210,6 +221,21 @@ function mailTasks(
     [PURGE_TASK]: async () => {
       const purged = await purgeExpired(sql)
       log.info({ purged }, 'expired outbox records and counters purged')
+    },
+  }
+}
+
+/** The tasks of the runner that reads mailboxes: the minute's round, and each connection's reading. */
+function mailboxTasks(services: Services): TaskList {
+  const { sql, secret, log, metrics } = services
+  const deps = { sql, secret, log, metrics, allowPrivate: services.config.allowPrivateSmtpHosts }
+  return {
+    [MAILBOXES_TASK]: async () => {
+      await scheduleMailboxReads(sql)
+    },
+    [MAILBOX_TASK]: async (payload) => {
+      const { connectionId } = payload as MailboxReadPayload
+      await readMailbox(deps, connectionId)
     },
   }
 }

@@ -766,6 +766,46 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  'email.bounced': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A bounce report for one of the email's recipients was read from the connection's mailbox
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled. Since version 1.2.0; `data.report` says which recipient and what the report said.
+     */
+    post: operations['emailBouncedEvent']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'email.complained': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A complaint report for one of the email's recipients was read from the connection's mailbox
+     * @description Sent with the headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (see the Webhooks tag). Answer `2xx` within 10 seconds; drop a `webhook-id` already handled. Since version 1.2.0; `data.report` says which recipient and what the report said.
+     */
+    post: operations['emailComplainedEvent']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   'batch.completed': {
     parameters: {
       query?: never
@@ -1101,11 +1141,11 @@ export interface components {
       /** @example ada@example.com */
       email: string
       /**
-       * @description `pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again; `suppressed` (since version 1.2.0): on the account's suppression list when the email was sent, so never handed to the server (`reply` says `suppressed (<reason>)`).
+       * @description `pending`: not tried yet; `accepted`: the server took the message for it; `refused`: for good (5xx); `deferred`: for now (4xx), queued mail tries it again; `suppressed` (since version 1.2.0): on the account's suppression list when the email was sent, so never handed to the server (`reply` says `suppressed (<reason>)`); `bounced` and `complained` (since version 1.2.0): accepted, then a bounce or complaint report came back to the connection's mailbox (`reply` is its diagnostic, or a complaint's feedback type).
        * @example accepted
        * @enum {string}
        */
-      status: 'pending' | 'accepted' | 'refused' | 'deferred' | 'suppressed'
+      status: 'pending' | 'accepted' | 'refused' | 'deferred' | 'suppressed' | 'bounced' | 'complained'
       /**
        * @description The server's reply for this recipient (none when it was accepted without one).
        * @example null
@@ -1249,6 +1289,10 @@ export interface components {
      *     - `failed`: the email ended failed; `reason` says why.
      *     - `retried`: a failed batch recipient was queued again by hand; `by` is `dashboard` (the
      *       account's owner) or `operator` (the operator command).
+     *     - `bounced` and `complained` (since version 1.2.0): a bounce or complaint report for one
+     *       recipient was read from the connection's mailbox: `recipient`, `status` (a bounce's
+     *       enhanced status code), `diagnostic` (its `Diagnostic-Code`, or a complaint's
+     *       `Feedback-Type`) and `suppressed` (the address was added to the suppressions).
      */
     EmailEvent: {
       /**
@@ -1265,6 +1309,8 @@ export interface components {
         | 'failed'
         | 'retried'
         | 'canceled'
+        | 'bounced'
+        | 'complained'
       at: components['schemas']['Timestamp']
       /** @example 1 */
       attempt?: number
@@ -1283,6 +1329,14 @@ export interface components {
        * @enum {string}
        */
       by?: 'dashboard' | 'operator'
+      /** @example ada@example.com */
+      recipient?: string
+      /** @example 5.1.1 */
+      status?: string | null
+      /** @example 550 5.1.1 User unknown */
+      diagnostic?: string | null
+      /** @example true */
+      suppressed?: boolean
     }
     EmailResponse: {
       /** @constant */
@@ -1777,7 +1831,7 @@ export interface components {
       templates: components['schemas']['Template'][]
     }
     /**
-     * @description `email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `email.canceled` and `batch.canceled` (canceled through the API or the dashboard), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).
+     * @description `email.sent` (every recipient got the message), `email.failed` (it ended with some recipient not reached: `error` and `recipients` say who and why), `email.deferred` (an attempt was deferred; it is tried again at `next_attempt_at`), `batch.completed` and `batch.failed` (a batch's last recipient was handled), `email.canceled` and `batch.canceled` (canceled through the API or the dashboard), `email.bounced` and `email.complained` (a bounce or complaint report was read from the connection's mailbox; since version 1.2.0), `audience.member_added` (an address joined an audience through its hosted sign-up page), `form.submitted` (a hosted form was submitted).
      * @example email.sent
      * @enum {string}
      */
@@ -1786,6 +1840,8 @@ export interface components {
       | 'email.failed'
       | 'email.deferred'
       | 'email.canceled'
+      | 'email.bounced'
+      | 'email.complained'
       | 'batch.completed'
       | 'batch.failed'
       | 'batch.canceled'
@@ -1902,9 +1958,12 @@ export interface components {
     }
     WebhookRecipient: {
       address: string
-      /** @enum {string} */
-      status: 'accepted' | 'refused' | 'deferred' | 'suppressed'
-      /** @description The SMTP server's reply for this recipient, or `suppressed (<reason>)`. */
+      /**
+       * @description `bounced` and `complained` (since version 1.2.0): a report read from the connection's mailbox said so after the server had accepted the message.
+       * @enum {string}
+       */
+      status: 'accepted' | 'refused' | 'deferred' | 'suppressed' | 'bounced' | 'complained'
+      /** @description The SMTP server's reply for this recipient, `suppressed (<reason>)`, or the report's diagnostic (a complaint's feedback type). */
       reply: string | null
     }
     /** @description What became of one message (an outbox record). */
@@ -1918,7 +1977,7 @@ export interface components {
       bcc: string[]
       subject: string
       /**
-       * @description `queued` on `email.deferred`, `canceled` on `email.canceled`.
+       * @description `queued` on `email.deferred`, `canceled` on `email.canceled`; on `email.bounced` and `email.complained`, the status the email had when the report came.
        * @enum {string}
        */
       status: 'sent' | 'failed' | 'queued' | 'canceled'
@@ -1929,6 +1988,27 @@ export interface components {
       next_attempt_at: string | null
       /** @description Since version 1.2.0. The email's tags, in the order given; `[]` when it has none. */
       tags: components['schemas']['Tag'][]
+      report?: components['schemas']['WebhookReport']
+    }
+    /** @description Only on `email.bounced` and `email.complained` (since version 1.2.0): what the report read from the connection's mailbox said of one recipient. */
+    WebhookReport: {
+      /**
+       * @description The recipient's address, lower-cased, as the report named it.
+       * @example ada@example.com
+       */
+      recipient: string
+      /**
+       * @description A bounce's enhanced status code (`5.1.1`); `null` for a complaint or when none was given.
+       * @example 5.1.1
+       */
+      status: string | null
+      /**
+       * @description A bounce's `Diagnostic-Code` (the server's reply); a complaint's `Feedback-Type` (`abuse`).
+       * @example 550 5.1.1 User unknown
+       */
+      diagnostic: string | null
+      /** @description The recipient was added to the account's suppressions: a hard bounce (its mailbox does not exist) or a complaint. A soft bounce (a full mailbox, a policy refusal) is not. */
+      suppressed: boolean
     }
     WebhookBatchData: {
       batch_id: number
@@ -1964,7 +2044,13 @@ export interface components {
     /** @description The body of an `email.*` delivery. */
     WebhookEmailEvent: {
       /** @enum {string} */
-      type: 'email.sent' | 'email.failed' | 'email.deferred' | 'email.canceled'
+      type:
+        | 'email.sent'
+        | 'email.failed'
+        | 'email.deferred'
+        | 'email.canceled'
+        | 'email.bounced'
+        | 'email.complained'
       /**
        * Format: date-time
        * @description When the event happened (ISO 8601, UTC).
@@ -3744,6 +3830,50 @@ export interface operations {
     }
   }
   emailCanceledEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEmailEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  emailBouncedEvent: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookEmailEvent']
+      }
+    }
+    responses: {
+      /** @description Any `2xx` answer means the event was received. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  emailComplainedEvent: {
     parameters: {
       query?: never
       header?: never

@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { openImap } from '../../src/imap/login.ts'
+import {
+  type FolderMessage,
+  type MailboxCursor,
+  type MessageFate,
+  readFolder,
+} from '../../src/imap/reader.ts'
+import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
+import { folderMessages } from '../support/mailbox-reading.ts'
+
+let server: TestDovecot
+beforeAll(async () => {
+  server = await startDovecot(inject('tls'))
+})
+afterAll(() => server?.stop())
+
+const message = (n: number) => `Subject: report ${n}\r\n\r\nbody ${n}\r\n`
+
+async function read(
+  folder: string,
+  cursor: MailboxCursor,
+  options: { messages?: number; move?: boolean; maxBytes?: number } = {},
+  decide: (m: FolderMessage) => Promise<MessageFate> = async () => 'left',
+) {
+  const client = await openImap({ host: server.host, port: 993, ...server.user }, true)
+  const seen: string[] = []
+  try {
+    const limits = {
+      messages: options.messages ?? 100,
+      maxBytes: options.maxBytes ?? 1_000_000,
+      move: !!options.move,
+    }
+    const round = await readFolder(client, folder, cursor, limits, async (m) => {
+      seen.push(m.source.toString())
+      return decide(m)
+    })
+    return { ...round, seen }
+  } finally {
+    await client.logout()
+  }
+}
+
+const START: MailboxCursor = { uidValidity: null, lastUid: 0 }
+
+describe('reading new messages from a folder', () => {
+  it('reads what arrived since the last UID, oldest first, a bounded number a round', async () => {
+    for (const n of [1, 2, 3]) await server.append(server.user, message(n), 'Reads')
+    const first = await read('Reads', START, { messages: 2 })
+    expect(first.seen).toEqual([message(1), message(2)])
+    const second = await read('Reads', first.cursor)
+    expect(second.seen).toEqual([message(3)])
+    const none = await read('Reads', second.cursor)
+    expect(none.seen).toEqual([])
+    expect(none.cursor).toEqual(second.cursor)
+  })
+
+  it('reads the folder anew when its UIDVALIDITY changed', async () => {
+    await server.append(server.user, message(4), 'Renumbered')
+    const seen = await read('Renumbered', START)
+    const again = await read('Renumbered', { uidValidity: 'other', lastUid: seen.cursor.lastUid })
+    expect(again.renumbered).toBe(true)
+    expect(again.seen).toEqual([message(4)])
+  })
+
+  it('leaves what was left unseen in place, and marks the handled seen and moves them when asked', async () => {
+    for (const n of [5, 6]) await server.append(server.user, message(n), 'Moving')
+    await read('Moving', START, { move: true }, async (m) =>
+      m.source.toString() === message(5) ? 'handled' : 'left',
+    )
+    expect(await folderMessages(server, server.user, 'Moving')).toEqual([
+      { subject: 'report 6', seen: false },
+    ])
+    expect(await folderMessages(server, server.user, ['Mailroom', 'Processed'])).toContainEqual({
+      subject: 'report 5',
+      seen: true,
+    })
+  })
+
+  it('marks handled messages seen and leaves them in place when moving is off', async () => {
+    await server.append(server.user, message(7), 'Staying')
+    const round = await read('Staying', START, { move: false }, async () => 'handled')
+    expect(round.handled).toBe(1)
+    expect(await folderMessages(server, server.user, 'Staying')).toEqual([
+      { subject: 'report 7', seen: true },
+    ])
+  })
+
+  it('stops at a message it could not decide, keeping what it decided before', async () => {
+    for (const n of [8, 9, 10]) await server.append(server.user, message(n), 'Failing')
+    const round = await read('Failing', START, {}, async (m) => {
+      if (m.source.toString() === message(9)) throw new Error('the database went away')
+      return 'handled'
+    })
+    expect(round.failure).toBeInstanceOf(Error)
+    expect(round.handled).toBe(1)
+    const next = await read('Failing', round.cursor)
+    expect(next.seen).toEqual([message(9), message(10)])
+  })
+
+  it('fetches at most maxBytes of each message', async () => {
+    await server.append(server.user, `Subject: big\r\n\r\n${'x'.repeat(5000)}\r\n`, 'Big')
+    const round = await read('Big', START, { maxBytes: 1000 })
+    expect(round.seen[0]?.length).toBe(1000)
+  })
+})
