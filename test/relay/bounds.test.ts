@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest'
+import { LARGE_BODY_CHARS } from '../../src/http/body-turns.ts'
+import { useTestApp } from '../support/app.ts'
+import { waitFor } from '../support/queue.ts'
+import { startSender } from '../support/sending.ts'
+import { plainAuth, rawSession } from './raw-session.ts'
+import { refusal, relayClient, useRelay } from './relay-fixture.ts'
+
+const MAX_BYTES = 1024 * 1024
+
+const app = useTestApp({
+  relay: {
+    port: 0,
+    securePort: 0,
+    tlsCertFile: undefined,
+    tlsKeyFile: undefined,
+    maxBytes: MAX_BYTES,
+    sessionsPerAddress: 2,
+    timeoutSeconds: 1,
+    messagesPerSession: 2,
+  },
+})
+const fixture = useRelay(app)
+
+async function bufferedBytes(): Promise<number> {
+  return (await app.services.metrics.relayBufferedBytes.get()).values[0]?.value ?? 0
+}
+
+function session(localAddress: string) {
+  return rawSession('127.0.0.1', fixture.relay.ports.smtp ?? 0, localAddress)
+}
+
+describe('the SMTP relay bounds what one client holds', () => {
+  it('announces its size limit and refuses a larger message with 552 5.3.4', async () => {
+    const s = await startSender(app, 'too-big', { plan: 'pro' })
+    const probe = session('127.0.0.51')
+    await probe.greeting
+    expect(await probe.command('EHLO app.example')).toMatch(new RegExp(`^250[- ]SIZE ${MAX_BYTES}\r$`, 'm'))
+    expect(await probe.command(plainAuth(s.key))).toMatch(/^235 /)
+    // A client that declares its size hears at once.
+    expect(await probe.command(`MAIL FROM:<${s.from}> SIZE=${MAX_BYTES + 1}`)).toMatch(/^552 /)
+    probe.end()
+    const big = { from: s.from, to: ['a@example.com'], subject: 'big', text: 'x'.repeat(MAX_BYTES + 1) }
+    const reply = await refusal(
+      relayClient(fixture.relay, s.key, { localAddress: '127.0.0.52' }).sendMail(big),
+    )
+    expect(reply.response).toBe(`552 5.3.4 Message too big: at most ${MAX_BYTES} bytes`)
+    expect(await bufferedBytes()).toBe(0)
+  })
+
+  it('offers 8BITMIME and SMTPUTF8', async () => {
+    const probe = session('127.0.0.53')
+    await probe.greeting
+    const ehlo = await probe.command('EHLO app.example')
+    expect(ehlo).toContain('250-8BITMIME')
+    expect(ehlo).toContain('SMTPUTF8')
+    probe.end()
+  })
+
+  it('greets a client address over its session bound with 421 and closes; other addresses still get in', async () => {
+    const first = session('127.0.0.54')
+    const second = session('127.0.0.54')
+    expect(await first.greeting).toMatch(/^220 /)
+    expect(await second.greeting).toMatch(/^220 /)
+    const third = session('127.0.0.54')
+    expect(await third.greeting).toBe('421 4.7.0 Too many sessions from your address; try again later\r\n')
+    await third.closed
+    const elsewhere = session('127.0.0.55')
+    expect(await elsewhere.greeting).toMatch(/^220 /)
+    first.end()
+    await first.closed
+    await waitFor('the closed session to be let go', () => (fixture.relay.sessions <= 2 ? true : undefined))
+    const again = session('127.0.0.54')
+    expect(await again.greeting).toMatch(/^220 /)
+    for (const s of [second, elsewhere, again]) s.end()
+  })
+
+  it('drops an idle session with 421', async () => {
+    const idle = session('127.0.0.56')
+    expect(await idle.greeting).toMatch(/^220 /)
+    expect(await idle.closed).toMatch(/^421 /)
+  })
+
+  it('drops a client that stalls mid-DATA and lets go of what it sent', async () => {
+    const s = await startSender(app, 'stall', { plan: 'pro' })
+    const stalled = session('127.0.0.57')
+    await stalled.greeting
+    await stalled.command('EHLO app.example')
+    expect(await stalled.command(plainAuth(s.key))).toMatch(/^235 /)
+    expect(await stalled.command(`MAIL FROM:<${s.from}>`)).toMatch(/^250 /)
+    expect(await stalled.command('RCPT TO:<a@example.com>')).toMatch(/^250 /)
+    expect(await stalled.command('DATA')).toMatch(/^354 /)
+    // A large message, which takes its account's turn of the large bodies, then nothing more.
+    stalled.write(`Subject: stalled\r\n\r\n${'y'.repeat(76)}\r\n`.repeat(Math.ceil(LARGE_BODY_CHARS / 60)))
+    await waitFor('the message to be held', async () =>
+      (await bufferedBytes()) >= LARGE_BODY_CHARS ? true : undefined,
+    )
+    expect(await stalled.closed).toMatch(/^421 /)
+    await waitFor('the stalled message to be let go', async () =>
+      (await bufferedBytes()) === 0 ? true : undefined,
+    )
+    await waitFor('the stalled session to end', () => (fixture.relay.sessions === 0 ? true : undefined))
+  })
+})
