@@ -6,6 +6,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import type { Services } from '../src/services.ts'
 import type { SmtpSink } from '../test/support/smtp-sink.ts'
+import type { FillFacts } from './fill/fill.ts'
 
 export interface Figures {
   name: string
@@ -18,8 +19,8 @@ export interface Figures {
   peakRssMiB?: number
   /** CPU milliseconds per message: the service, its PostgreSQL, this process (load and sink). */
   cpuMs?: { service: number; postgres: number; bench: number }
-  /** Compared with the raw baseline (throughput, and p50 for request rows). */
-  target?: { ratio: number; p50WithinMs?: number }
+  /** Compared with the raw baseline (throughput, and p50 for request rows), or a p99 bound alone. */
+  target?: { ratio: number; p50WithinMs?: number } | { p99UnderMs: number }
   /** The raw row this one is compared with, measured before and after its scenario; none for raw rows. */
   baseline?: Figures
   /** Figures of the row that fit no column, printed under the table. */
@@ -40,6 +41,8 @@ export interface Bench {
   /** The bench's own handle on the service's database (for seeding). */
   services: Services
   accountId: number
+  /** The filled outbox the service runs on (BENCH_SCALE above 0); none on an empty database. */
+  fill?: FillFacts | undefined
   /** Requests in flight at once. */
   concurrency: number
   /** Messages per request-timed row. */
@@ -59,6 +62,8 @@ export interface Bench {
 /** One file of bench/scenarios: a name and what it measures. */
 export interface Scenario {
   name: string
+  /** Run only when BENCH_ONLY names it (the scale rows, which want a filled outbox). */
+  onlyWhenNamed?: true
   run(bench: Bench): Promise<Figures[]>
 }
 

@@ -2,9 +2,12 @@ import { attachments } from './attachments.ts'
 import { audienceBatch } from './audience-batch.ts'
 import { audienceImport } from './audience-import.ts'
 import { batch } from './batch.ts'
+import { bigOutbox } from './big-outbox.ts'
 import { enqueue } from './enqueue.ts'
 import { hostile } from './hostile.ts'
+import { retention } from './retention.ts'
 import { send } from './send.ts'
+import { storage } from './storage.ts'
 import { sustained } from './sustained.ts'
 import { webhooks } from './webhooks.ts'
 
@@ -24,4 +27,9 @@ export const SCENARIOS = [
   sustained,
   hostile,
   attachments,
+  // The scale rows, on a filled outbox with BENCH_SCALE (bench/fill): storage before the purge
+  // changes the sizes, after the reads whose index use it reports.
+  bigOutbox,
+  storage,
+  retention,
 ]

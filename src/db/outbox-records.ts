@@ -216,11 +216,45 @@ export async function settleInterrupted(
 /** Said of mail whose connection was deleted while it waited (docs/decisions.md, "Connection selection"). */
 export const CONNECTION_DELETED = 'connection deleted'
 
-/** Sent, failed and canceled records past their plan's retention, except those of a batch that still exists. */
-export async function purgeOutbox(db: Db, retentionDays: Record<Plan, number>): Promise<number> {
+/** Records one statement of the purge deletes at most (see purgeOutbox). */
+export const PURGE_CHUNK = 5000
+
+/**
+ * Up to `limit` of the sent, failed and canceled records past their plan's retention, except
+ * those of a batch that still exists, deleted. Each account's are found through its index on
+ * (account_id, created_at): the one on created_at alone would walk every Pro record older than
+ * the Free plan's 7 days, again for every chunk.
+ */
+export async function purgeOutboxChunk(
+  db: Db,
+  retentionDays: Record<Plan, number>,
+  limit: number,
+): Promise<number> {
   const gone = await db`
-    delete from outbox o using accounts a
-    where a.id = o.account_id and o.status in ('sent', 'failed', 'canceled') and o.batch_id is null
-      and o.created_at < mailroom_now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)`
+    delete from outbox where id in (
+      select e.id from accounts a cross join lateral (
+        select o.id from outbox o
+        where o.account_id = a.id and o.status in ('sent', 'failed', 'canceled') and o.batch_id is null
+          and o.created_at < mailroom_now() - make_interval(days => (${db.json(retentionDays)}::jsonb ->> a.plan)::int)
+        limit ${limit}) e
+      limit ${limit})`
   return gone.count
+}
+
+/**
+ * Every record past its plan's retention, a chunk per statement: millions expiring at once (a
+ * plan's change, a long-stopped purge) are never one transaction that holds their locks, its
+ * WAL and autovacuum's horizon for minutes while mail is sent.
+ */
+export async function purgeOutbox(
+  db: Db,
+  retentionDays: Record<Plan, number>,
+  chunk = PURGE_CHUNK,
+): Promise<number> {
+  let total = 0
+  for (;;) {
+    const gone = await purgeOutboxChunk(db, retentionDays, chunk)
+    total += gone
+    if (gone < chunk) return total
+  }
 }

@@ -1,6 +1,6 @@
 import { deleteAudiences } from '../db/audiences.ts'
 import { purgeEndedBatches, purgeUnreadContents } from '../db/batches.ts'
-import { purgeOutbox } from '../db/outbox-records.ts'
+import { PURGE_CHUNK, purgeOutbox } from '../db/outbox-records.ts'
 import type { Sql } from '../db/sql.ts'
 import { purgeCounters } from '../db/usage.ts'
 import { purgeWebhookEvents } from '../db/webhooks.ts'
@@ -23,10 +23,12 @@ function retentionDays(): Record<Plan, number> {
  * Applies the plans' email log retention: outbox records past it go, and with them the
  * idempotency keys they hold, and the batch contents no record is rendered from any more; so do
  * ended batches. Mail still queued or in flight is never
- * touched, nor the records of a batch that still exists (they are its recipients).
+ * touched, nor the records of a batch that still exists (they are its recipients). Records go
+ * `chunk` to a statement (see purgeOutbox).
  */
 export async function purgeExpired(
   sql: Sql,
+  chunk = PURGE_CHUNK,
 ): Promise<{ batches: number; outbox: number; counters: number; webhookEvents: number }> {
   const retention = retentionDays()
   // An ended batch past retention goes first; its records are then plain outbox records.
@@ -38,7 +40,7 @@ export async function purgeExpired(
     )
     return temporaryAudiences.length
   })
-  const outbox = await purgeOutbox(sql, retention)
+  const outbox = await purgeOutbox(sql, retention, chunk)
   // A batch's content goes with the last record rendered from it.
   await purgeUnreadContents(sql)
   const counters = await purgeCounters(sql, COUNTER_KEEP_DAYS)

@@ -5,6 +5,8 @@
  * is delivered or ends failed with a reason, none is lost.
  */
 import { describe, expect, it } from 'vitest'
+import { purgeOutboxChunk } from '../../src/db/outbox-records.ts'
+import { PLAN_LIMITS } from '../../src/plans.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 
@@ -54,6 +56,41 @@ describe('the retention purge and queued mail', () => {
 
     await purgeExpired(app.services.sql)
 
+    expect(await remaining([...gone, ...kept])).toEqual(kept)
+  })
+
+  it('purges in chunks: each statement takes at most its chunk, and chunk by chunk every expired record goes and no other', async () => {
+    const free = (await seedAccount(app, { plan: 'free' })).account.id
+    const pro = (await seedAccount(app, { plan: 'pro' })).account.id
+    const gone = [
+      ...(await Promise.all([8, 9, 10, 11, 12].map((days) => record(free, days, 'sent')))),
+      await record(pro, 91, 'failed'),
+      await record(pro, 120, 'sent'),
+    ]
+    const kept = [
+      await record(free, 6, 'sent'),
+      await record(pro, 89, 'sent'),
+      await record(free, 30, 'queued'),
+    ]
+    const retention = { free: PLAN_LIMITS.free.retentionDays, pro: PLAN_LIMITS.pro.retentionDays }
+
+    const taken = [await purgeOutboxChunk(app.services.sql, retention, 3)]
+    expect(taken).toEqual([3])
+    expect((await remaining(gone)).length).toBe(gone.length - 3)
+    while ((taken.at(-1) ?? 0) > 0) taken.push(await purgeOutboxChunk(app.services.sql, retention, 3))
+
+    expect(taken).toEqual([3, 3, 1, 0])
+    expect(await remaining([...gone, ...kept])).toEqual(kept)
+  })
+
+  it('a purge with a small chunk leaves what a purge in one statement would', async () => {
+    const free = (await seedAccount(app, { plan: 'free' })).account.id
+    const gone = await Promise.all(Array.from({ length: 7 }, (_, i) => record(free, 8 + i, 'failed')))
+    const kept = [await record(free, 1, 'sent'), await record(free, 40, 'sending')]
+
+    const purged = await purgeExpired(app.services.sql, 2)
+
+    expect(purged.outbox).toBe(gone.length)
     expect(await remaining([...gone, ...kept])).toEqual(kept)
   })
 })
