@@ -6,15 +6,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { scheduleMailboxReads } from '../../src/db/jobs.ts'
 import { useTestApp } from '../support/app.ts'
+import { arfReport, dsnReport } from '../support/bounce-reports.ts'
 import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
-import {
-  complaintReport,
-  counted,
-  deliveryReport,
-  folderMessages,
-  senderWithMailbox,
-  sentEmail,
-} from '../support/mailbox-reading.ts'
+import { counted, folderMessages, senderWithMailbox, sentEmail } from '../support/mailbox-reading.ts'
 import { waitFor } from '../support/queue.ts'
 import { useWebhookReceivers, verified } from '../support/webhook-receiver.ts'
 
@@ -44,17 +38,18 @@ describe('reports read by the worker from a connection mailbox', () => {
 
     await server.append(
       s.mailbox,
-      deliveryReport({
+      dsnReport({
         messageId: email.messageId,
-        recipient: 'gone@example.com',
-        status: '5.1.1',
-        diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
+        recipients: [
+          {
+            email: 'gone@example.com',
+            status: '5.1.1',
+            diagnostic: '550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown',
+          },
+        ],
       }),
     )
-    await server.append(
-      s.mailbox,
-      complaintReport({ messageId: email.messageId, recipient: 'angry@example.com' }),
-    )
+    await server.append(s.mailbox, arfReport({ messageId: email.messageId, recipient: 'angry@example.com' }))
     await app.worker()
     await scheduleMailboxReads(app.services.sql)
 
