@@ -1,6 +1,6 @@
 import { getMailbox, type MailboxView, setMailbox } from '../connections/mailbox.ts'
 import type { DashboardContext } from './env.ts'
-import { ActionButton, PostForm } from './layout.tsx'
+import { ActionButton, PostForm, When } from './layout.tsx'
 import { type PostedFields, wholeNumber } from './posted-fields.ts'
 import { signedIn } from './resource.ts'
 
@@ -28,6 +28,28 @@ export async function saveMailbox(
   return `Mailbox ${saved.host} saved: the IMAP server accepted the login and the folder ${saved.folder}.`
 }
 
+/**
+ * How reading the mailbox goes: its last failure (why the login or the folder was refused) until
+ * a reading succeeds, else when it was last read. Sending never waits on it.
+ */
+function Reading(props: { mailbox: MailboxView }) {
+  const { failure, failed_at: failedAt, read_at: readAt } = props.mailbox
+  if (failure) {
+    return (
+      <>
+        <mark class="tag bad">failing</mark> since <When at={failedAt} />: {failure}. Mail is still sent; the
+        mailbox is tried again every minute.
+      </>
+    )
+  }
+  if (!readAt) return <>not read yet: the worker reads it every minute</>
+  return (
+    <>
+      last read <When at={readAt} />
+    </>
+  )
+}
+
 /** Where the connection's bounce and complaint reports are read from: set, change or remove it. */
 export function MailboxSection(props: { action: string; mailbox: MailboxView | null; token: string }) {
   const { action, mailbox, token } = props
@@ -46,6 +68,16 @@ export function MailboxSection(props: { action: string; mailbox: MailboxView | n
           <dd class="words">{mailbox.folder}</dd>
           <dt>Handled reports</dt>
           <dd>{mailbox.move_handled ? 'moved to Mailroom/Processed' : 'left in the folder'}</dd>
+          <dt>Reading</dt>
+          <dd class="wrap words">
+            <Reading mailbox={mailbox} />
+          </dd>
+          <dt>Left in the folder</dt>
+          <dd>
+            {mailbox.unmatched_reports} {mailbox.unmatched_reports === 1 ? 'report' : 'reports'} for no email
+            of this account, {mailbox.other_messages} other{' '}
+            {mailbox.other_messages === 1 ? 'message' : 'messages'}
+          </dd>
         </dl>
       ) : (
         <p>

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { readMailbox } from '../../src/bounces/mailbox-reading.ts'
+import { sealPassword } from '../../src/smtp/secret-box.ts'
 import { failed, mailroom, ok, SLOW, useCli } from '../support/cli.ts'
 import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
 
@@ -93,6 +95,24 @@ describe('mailroom connection mailbox', () => {
     failed(await set(['--port', '993']))
     failed(await set(['--port', '993', '--username', 'x', '--same-login-as-smtp']))
   })
+
+  it(
+    "show prints why the last reading failed, once the mailbox's login was refused",
+    async () => {
+      // The password was changed at the provider after the mailbox was saved.
+      const sealed = sealPassword(cli.services.secret, 'changed-at-the-provider')
+      await cli.db
+        .sql`update connection_mailboxes set password_encrypted = ${sealed} where connection_id = ${connectionId}`
+      const { sql, secret, log, metrics } = cli.services
+      await readMailbox({ sql, secret, log, metrics, allowPrivate: true }, connectionId)
+      const shown = ok(await mailroom(cli, ['connection', 'mailbox', 'show', String(connectionId)]))
+      expect(shown).toMatchObject({
+        failure: expect.stringMatching(/refused the login/),
+        failed_at: expect.any(String),
+      })
+    },
+    SLOW,
+  )
 
   it(
     'clear forgets the mailbox; test then has nothing to test',

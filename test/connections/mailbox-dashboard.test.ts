@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { readMailbox } from '../../src/bounces/mailbox-reading.ts'
+import { sealPassword } from '../../src/smtp/secret-box.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import { expectRedirect, signedIn, textOf } from '../support/dashboard.ts'
 import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
@@ -59,5 +61,34 @@ describe("the connection page's mailbox", () => {
     expect(textOf(refused.html)).toMatch(/refused the login/i)
     expect(refused.html).not.toContain('not-the-password')
     expect(textOf((await browser.get(page)).html)).toContain('None: Mailroom reads no reports')
+  })
+
+  it('shows why the mailbox could not be read, and what was left in its folder', async () => {
+    const { browser, page } = await connectionPage()
+    const fields = {
+      mailbox_host: server.host,
+      mailbox_port: '993',
+      mailbox_username: server.user.username,
+      mailbox_password: server.user.password,
+      move_handled: '1',
+    }
+    expectRedirect(await browser.post(`${page}/mailbox`, fields), page)
+    expect(textOf((await browser.get(page)).html)).toContain('not read yet')
+    const id = Number(page.split('/').at(-1))
+    const { sql, secret, log, metrics } = app.services
+    await server.append(server.user, 'Subject: Lunch?\r\n\r\nAre you free?\r\n')
+    await readMailbox({ sql, secret, log, metrics, allowPrivate: true }, id)
+    const read = textOf((await browser.get(page)).html)
+    expect(read).toContain('last read')
+    expect(read).toMatch(/0 reports for no email of this account, [1-9]\d* other message/)
+
+    // The password was changed at the provider after the mailbox was saved.
+    const wrong = 'changed-at-the-provider'
+    await app.db.sql`update connection_mailboxes set password_encrypted = ${sealPassword(secret, wrong)}
+      where connection_id = ${id}`
+    await readMailbox({ sql, secret, log, metrics, allowPrivate: true }, id)
+    const failing = await browser.get(page)
+    expect(textOf(failing.html)).toMatch(/failing since .*refused the login.*Mail is still sent/)
+    expect(failing.html).not.toContain(wrong)
   })
 })
