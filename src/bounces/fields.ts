@@ -208,12 +208,12 @@ export function recipientBlocks(lines: readonly string[], start: RegExp): Recipi
     const opening = start.exec(line)
     if (opening?.[1] !== undefined) {
       if (blocks.length === MAX_RECIPIENTS) break
-      current = { address: opening[1], text: opening[2] ?? '' }
+      current = { address: opening[1], text: (opening[2] ?? '').slice(0, MAX_BLOCK) }
       blocks.push(current)
     } else if (line.trim() === '') {
       current = null
     } else if (current !== null && current.text.length < MAX_BLOCK) {
-      current.text = `${current.text} ${line.trim()}`.trim()
+      current.text = `${current.text} ${line.trim()}`.trim().slice(0, MAX_BLOCK)
     }
   }
   return blocks

@@ -18,13 +18,13 @@ function present(recipients: (ReportedRecipient | null)[]): ReportedRecipient[] 
 const GMAIL_SENDER = /@google(?:mail)?\.com\b/i
 const GMAIL_SUBJECT = /^(?:Delivery Status Notification|Message not delivered|Delivery incomplete)/i
 const GMAIL_ADDRESS_SENTENCES = [
-  /(?:wasn't|was not) delivered to\s+<?([^\s<>]+@[^\s<>]+?)>?\s+because/gi,
-  /temporary problem delivering your message to\s+<?([^\s<>]+@[^\s<>]+?)>?[.,]?\s/gi,
+  /(?:wasn't|was not) delivered to\s+<?([^\s<>@]+@[^\s<>]+?)>?\s+because/gi,
+  /temporary problem delivering your message to\s+<?([^\s<>@]+@[^\s<>]+?)>?[.,]?\s/gi,
 ]
 const GMAIL_ADDRESS_LIST =
-  /Delivery to the following recipients? (?:failed|has been delayed)[^:\n]*:[ \t]*\n((?:[ \t]*\n)?(?:[ \t]*\S+@\S+[ \t]*(?:\n|$))+)/i
+  /Delivery to the following recipients? (?:failed|has been delayed)[^:\n]*:[ \t]*\n((?:[ \t]*\n)?(?:[ \t]*[^\s@]+@\S+[ \t]*(?:\n|$))+)/i
 const GMAIL_REPLY =
-  /The (?:response (?:from the remote server )?was|error that the other server returned was):?[ \t]*\n(?:[ \t]*\n)?([\s\S]{1,2000}?)(?:\n[ \t]*\n|$)/i
+  /The (?:response (?:from the remote server )?was|error that the other server returned was):?[ \t]*\n(?:[ \t]*\n)?([\s\S]{1,2000}?)(?:\n[ \t]{0,80}\n|$)/i
 
 function gmailAddresses(text: string): string[] {
   const found = GMAIL_ADDRESS_SENTENCES.flatMap((sentence) =>
@@ -49,7 +49,7 @@ export function gmailRecipients(message: ReportParts): ReportedRecipient[] {
   )
 }
 
-const MICROSOFT_REPLIES = [/Remote Server returned '([^']*)'/i, /#([245]\d\d[ -][^#]*?)\s*#/]
+const MICROSOFT_REPLIES = [/Remote Server returned '([^']*)'/i, /#([245]\d\d[ -][^#]{0,1000})#/]
 const MICROSOFT_ADDRESS_LINE = /^\s*<?([^\s<>@]+@[^\s<>()]+?)>?(?:\s*\([^)]*\))?\s*$/
 
 function microsoftReply(text: string): string | null {
@@ -82,6 +82,6 @@ export function microsoftRecipients(message: ReportParts): ReportedRecipient[] {
       blocks.map(({ address, text }) => plainRecipient(address, microsoftReply(text) ?? text, delayed)),
     )
   }
-  const named = /Your message to\s+<?([^\s<>]+@[^\s<>]+?)>?\s+couldn't be delivered/i.exec(message.text)?.[1]
+  const named = /Your message to\s+<?([^\s<>@]+@[^\s<>]+?)>?\s+couldn't be delivered/i.exec(message.text)?.[1]
   return present([plainRecipient(addressOf(named ?? null), microsoftReply(message.text), delayed)])
 }

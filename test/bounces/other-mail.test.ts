@@ -103,4 +103,30 @@ describe('bounds', () => {
     )
     expect(await readReport(brackets)).toBeNull()
   })
+
+  it("a notice's text built to make its patterns backtrack is read within its bounds", async () => {
+    const notice = (from: string, subject: string, body: string[]) =>
+      readReport(mail([`From: ${from}`, 'To: owner@sender.example', `Subject: ${subject}`], body))
+    const gmail = await notice('mailer-daemon@googlemail.com', 'Delivery Status Notification (Failure)', [
+      `Your message wasn't delivered to ${'a@'.repeat(30_000)} because`,
+      `Delivery to the following recipient failed permanently:`,
+      `${'b@'.repeat(30_000)}!`,
+      `The response from the remote server was:`,
+      `550 ${'\t'.repeat(30_000)}`,
+    ])
+    expect(gmail).toBeNull()
+    const microsoft = await notice('postmaster@outlook.example', 'Undeliverable: Your receipt', [
+      "Your message to bob@example.org couldn't be delivered.",
+      `#550 ${' '.repeat(60_000)}x`,
+    ])
+    expect(microsoft?.recipients).toEqual([
+      { email: 'bob@example.org', action: 'failed', status: null, diagnostic: null },
+    ])
+    const postfix = await notice('MAILER-DAEMON@mx.example.net', 'Undelivered Mail Returned to Sender', [
+      'The mail system',
+      '',
+      `<bob@example.org>: host mx said: 550 5.1.1${' '.repeat(60_000)}(in reply to RCPT TO command`,
+    ])
+    expect(postfix?.recipients[0]?.diagnostic?.length).toBeLessThanOrEqual(1000)
+  })
 })

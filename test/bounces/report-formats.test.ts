@@ -117,6 +117,16 @@ describe('delivery status notifications (RFC 3464)', () => {
     expect(await read(success)).toBeNull()
   })
 
+  it("finds the Message-ID of a returned message shown inline, never the report's own", async () => {
+    const recipients = [{ email: 'bob@example.org', status: '5.1.1' }]
+    expect(await read(dsnReport({ messageId: MESSAGE_ID, returned: 'inline', recipients }))).toMatchObject({
+      messageId: MESSAGE_ID,
+    })
+    expect(await read(dsnReport({ messageId: null, returned: 'inline', recipients }))).toMatchObject({
+      messageId: null,
+    })
+  })
+
   it('has no Message-ID when the returned message carries none', async () => {
     const report = await read(
       dsnReport({ messageId: null, recipients: [{ email: 'bob@example.org', status: '5.1.1' }] }),

@@ -47,17 +47,25 @@ export function returnedHeaderLines(messageId: string | null, recipient: string)
   ]
 }
 
-export function returnedParts(messageId: string | null, recipient: string, as: 'message' | 'headers'): Part {
+/** The returned message whole, shown inline (as some servers mark it), or its headers alone. */
+export type Returned = 'message' | 'inline' | 'headers'
+
+export function returnedParts(messageId: string | null, recipient: string, as: Returned): Part {
   const headers = returnedHeaderLines(messageId, recipient)
-  return as === 'message'
-    ? {
-        headers: ['Content-Type: message/rfc822', 'Content-Description: Undelivered Message'],
-        body: [...headers, '', 'Thank you for your order.', ''].join(CRLF),
-      }
-    : {
-        headers: ['Content-Type: text/rfc822-headers', 'Content-Description: Undelivered Message Headers'],
-        body: [...headers, ''].join(CRLF),
-      }
+  if (as === 'headers') {
+    return {
+      headers: ['Content-Type: text/rfc822-headers', 'Content-Description: Undelivered Message Headers'],
+      body: [...headers, ''].join(CRLF),
+    }
+  }
+  return {
+    headers: [
+      'Content-Type: message/rfc822',
+      'Content-Description: Undelivered Message',
+      ...(as === 'inline' ? ['Content-Disposition: inline'] : []),
+    ],
+    body: [...headers, '', 'Thank you for your order.', ''].join(CRLF),
+  }
 }
 
 /** A long field folded as MTAs fold it, continuation lines indented. */
@@ -85,8 +93,8 @@ export interface DsnRecipient {
 export interface DsnOptions {
   messageId: string | null
   recipients: DsnRecipient[]
-  /** The returned message whole (default) or its headers alone (RFC 3462 text/rfc822-headers). */
-  returned?: 'message' | 'headers'
+  /** The returned message whole (default), shown inline, or its headers alone (RFC 3462 text/rfc822-headers). */
+  returned?: Returned
   /** A UTF-8 report (RFC 6533): message/global-delivery-status, addresses of type utf-8. */
   global?: boolean
   /** The human-readable part's lines (default: Postfix's). */
