@@ -75,6 +75,26 @@ describe('the SMTP relay bounds what one client holds', () => {
     for (const s of [second, elsewhere, again]) s.end()
   })
 
+  it('ends a session at its message bound: the next MAIL FROM gets 421 4.7.0', async () => {
+    const s = await startSender(app, 'per-session', { plan: 'pro' })
+    const client = session('127.0.0.58')
+    await client.greeting
+    await client.command('EHLO app.example')
+    expect(await client.command(plainAuth(s.key))).toMatch(/^235 /)
+    for (let i = 1; i <= 2; i++) {
+      expect(await client.command(`MAIL FROM:<${s.from}>`)).toMatch(/^250 /)
+      expect(await client.command('RCPT TO:<a@example.com>')).toMatch(/^250 /)
+      expect(await client.command('DATA')).toMatch(/^354 /)
+      expect(await client.command(`Subject: message ${i}\r\n\r\nHello.\r\n.`)).toMatch(
+        /^250 2\.0\.0 Queued as email /,
+      )
+    }
+    expect(await client.command(`MAIL FROM:<${s.from}>`)).toBe(
+      '421 4.7.0 Too many messages in this session; reconnect to send more\r\n',
+    )
+    await client.closed
+  })
+
   it('drops an idle session with 421', async () => {
     const idle = session('127.0.0.56')
     expect(await idle.greeting).toMatch(/^220 /)
