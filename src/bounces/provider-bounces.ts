@@ -76,7 +76,14 @@ export function microsoftRecipients(message: ReportParts): ReportedRecipient[] {
   const delayed =
     /^Delivery delayed:/i.test(message.subject) ||
     saysDelayed(section?.opening ?? message.text.slice(0, 2000))
-  const blocks = section === null ? [] : recipientBlocks(section.lines, MICROSOFT_ADDRESS_LINE)
+  const blocks =
+    section === null
+      ? []
+      : recipientBlocks(
+          // An HTML-only report's text has a blank line between every line: each address opens a block.
+          section.lines.filter((line) => line.trim() !== ''),
+          MICROSOFT_ADDRESS_LINE,
+        )
   if (blocks.length > 0) {
     return present(
       blocks.map(({ address, text }) => plainRecipient(address, microsoftReply(text) ?? text, delayed)),

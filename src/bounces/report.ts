@@ -25,19 +25,32 @@ const MAX_REPORT_BYTES = 2 * 1024 * 1024
 const MAX_TEXT_CHARS = 64 * 1024
 const MAX_HTML_CHARS = 256 * 1024
 
+const PARSING = {
+  keepDeliveryStatus: true,
+  skipImageLinks: true,
+  skipTextLinks: true,
+  skipTextToHtml: true,
+  maxHtmlLengthToParse: MAX_HTML_CHARS,
+}
+
+/**
+ * The text of an HTML part. mailparser turns HTML into text only for a message whose body is
+ * HTML, not for an HTML alternative without its plain one (as some reports come), so the HTML is
+ * handed to it as such a message.
+ */
+async function textOfHtml(html: string): Promise<string> {
+  const message = `Content-Type: text/html; charset=utf-8\r\n\r\n${html.slice(0, MAX_HTML_CHARS)}`
+  return (await simpleParser(Buffer.from(message, 'utf8'), PARSING)).text ?? ''
+}
+
 async function partsOf(raw: Buffer): Promise<ReportParts> {
   const head = raw.subarray(0, MAX_REPORT_BYTES)
-  const parsed = await simpleParser(head, {
-    keepDeliveryStatus: true,
-    skipImageLinks: true,
-    skipTextLinks: true,
-    skipTextToHtml: true,
-    maxHtmlLengthToParse: MAX_HTML_CHARS,
-  })
+  const parsed = await simpleParser(head, PARSING)
+  const text = parsed.text ?? (typeof parsed.html === 'string' ? await textOfHtml(parsed.html) : '')
   return {
     subject: parsed.subject ?? '',
     from: parsed.from?.text ?? '',
-    text: (parsed.text ?? '').slice(0, MAX_TEXT_CHARS).replace(/\r\n?/g, '\n'),
+    text: text.slice(0, MAX_TEXT_CHARS).replace(/\r\n?/g, '\n'),
     parts: parsed.attachments.map((part) => ({
       contentType: part.contentType.toLowerCase(),
       content: part.content.subarray(0, MAX_TEXT_CHARS).toString('utf8'),

@@ -224,6 +224,14 @@ describe("the servers' own notices", () => {
     })
   })
 
+  it('reads a Microsoft notice that has only its HTML alternative', async () => {
+    expect(await read(microsoftBounce({ ...failed, htmlOnly: true }))).toMatchObject({
+      format: 'microsoft',
+      messageId: MESSAGE_ID,
+      recipients: [{ email: 'bob@example.org', action: 'failed', status: '5.1.1', diagnostic: GONE }],
+    })
+  })
+
   it("reads Microsoft 365's 5.1.10 and qmail's local refusal", async () => {
     const microsoft = await read(
       microsoftBounce({

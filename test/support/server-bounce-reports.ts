@@ -229,9 +229,10 @@ export function gmailBounce(options: PlainBounceOptions): string {
 /**
  * Microsoft 365's non-delivery report: "Your message to addr couldn't be delivered", the
  * "Diagnostic information for administrators" block with "Remote Server returned '...'", and the
- * original message's headers quoted at the end of the text.
+ * original message's headers quoted at the end of the text; `htmlOnly` leaves out the plain
+ * alternative, as some Exchange servers do.
  */
-export function microsoftBounce(options: PlainBounceOptions): string {
+export function microsoftBounce(options: PlainBounceOptions & { htmlOnly?: boolean }): string {
   const [user, domain] = options.recipient.split('@')
   const diagnostics = [
     'Diagnostic information for administrators:',
@@ -279,7 +280,7 @@ export function microsoftBounce(options: PlainBounceOptions): string {
       'From: Microsoft Outlook <MicrosoftExchange329e71ec88ae4615bbc36ab6ce41109e@sender.example>',
       `Subject: ${options.delayed === true ? 'Delivery delayed:' : 'Undeliverable:'} Your receipt`,
     ],
-    multipart('multipart/alternative', [text(lines), html]),
+    multipart('multipart/alternative', options.htmlOnly === true ? [html] : [text(lines), html]),
     null,
   )
 }
