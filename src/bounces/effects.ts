@@ -39,15 +39,17 @@ function asStored(messageId: string): string {
 
 /**
  * A line per recipient the report says bounced or complained, each (recipient, kind, status)
- * once. A recipient of a bounce counts when its message failed: Action `failed`, or no Action
+ * once; a complaint that names no one has one line for no one. A recipient of a bounce counts when its message failed: Action `failed`, or no Action
  * and no temporary (4.x.x) status.
  */
 export function linesOf(report: Report): ReportLine[] {
   const lines = new Map<string, ReportLine>()
   for (const r of report.recipients) {
-    const line = report.kind === 'complaint' ? complaintLine(r, report.feedbackType) : bounceLine(r)
+    const line = report.kind === 'complaint' ? complaintLine(r.email, report.feedbackType) : bounceLine(r)
     if (line) lines.set(`${line.recipient} ${line.kind} ${line.status ?? ''}`, line)
   }
+  // Feedback loops often redact the address: the complaint is then its email's only recipient's.
+  if (report.kind === 'complaint' && lines.size === 0) return [complaintLine(null, report.feedbackType)]
   return [...lines.values()]
 }
 
@@ -66,10 +68,9 @@ function bounceLine(r: ReportedRecipient): ReportLine | null {
   }
 }
 
-function complaintLine(r: ReportedRecipient, feedbackType: string | undefined): ReportLine | null {
-  if (!r.email) return null
+function complaintLine(email: string | null, feedbackType: string | undefined): ReportLine {
   return {
-    recipient: r.email.toLowerCase(),
+    recipient: email ? email.toLowerCase() : null,
     kind: 'complained',
     status: null,
     diagnostic: feedbackType ?? null,

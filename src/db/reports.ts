@@ -9,8 +9,8 @@ export type ReportKind = 'bounced' | 'complained'
 
 /** What a report says of one recipient, ready to record. */
 export interface ReportLine {
-  /** Lower-cased, as the report gave it. */
-  recipient: string
+  /** Lower-cased, as the report gave it; null when the report names no one (see recordReport). */
+  recipient: string | null
   kind: ReportKind
   status: string | null
   diagnostic: string | null
@@ -37,7 +37,7 @@ export interface RecordedReport {
 
 /**
  * Records what a report says of the email the account sent under `messageId`, for each line whose
- * recipient is one of the email's, in one statement: the report, the recipient's status, the
+ * recipient is one of the email's (a line naming no one: its only recipient), in one statement: the report, the recipient's status, the
  * suppression (replacing a weaker entry only) and the webhook event (email.bounced or
  * email.complained). A line recorded already (the same email, kind, recipient and status) adds
  * nothing, so that a report read twice changes nothing the second time.
@@ -61,10 +61,17 @@ export async function recordReport(
         as g(recipient text, kind text, status text, diagnostic text, reason text, strength smallint)
     ), matched as (
       -- The hash index on message_id finds the email; the account is checked on the row found.
-      select o.id as outbox_id, o.account_id, g.* from outbox o
-      join given g on exists (
-        select 1 from unnest(o.to_addresses || o.cc_addresses || o.bcc_addresses) a(address)
-        where lower(a.address) = g.recipient)
+      -- A line naming no one (a complaint whose reporter redacted the address) is the email's
+      -- only recipient's, and nobody's when it had several.
+      select o.id as outbox_id, o.account_id, a.recipient, g.kind, g.status, g.diagnostic, g.reason, g.strength
+      from outbox o cross join given g
+      cross join lateral (
+        select lower(x.address) as recipient
+        from unnest(o.to_addresses || o.cc_addresses || o.bcc_addresses) x(address)
+        where case when g.recipient is null
+                   then cardinality(o.to_addresses || o.cc_addresses || o.bcc_addresses) = 1
+                   else lower(x.address) = g.recipient end
+        limit 1) a
       where o.message_id = ${origin.messageId} and o.account_id = ${origin.accountId}
     ), report as (
       insert into outbox_reports (outbox_id, account_id, connection_id, kind, recipient, status, diagnostic, hard)

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { getMailbox } from '../../src/connections/mailbox.ts'
 import { sealPassword } from '../../src/smtp/secret-box.ts'
 import { useTestApp } from '../support/app.ts'
-import { dsnReport } from '../support/bounce-reports.ts'
+import { arfReport, dsnReport } from '../support/bounce-reports.ts'
 import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
 import { captureLogs } from '../support/log-capture.ts'
 import {
@@ -23,7 +23,9 @@ const app = useTestApp()
 let server: TestDovecot
 
 beforeAll(async () => {
-  const users = ['soft', 'left', 'staying', 'failing', 'renumbered', 'twice'].map((u) => `${u}@example.com`)
+  const users = ['soft', 'left', 'staying', 'failing', 'renumbered', 'twice', 'redacted'].map(
+    (u) => `${u}@example.com`,
+  )
   server = await startDovecot(inject('tls'), users as [string, ...string[]])
 })
 afterAll(() => server?.stop())
@@ -188,5 +190,27 @@ describe('a reading of a connection mailbox', () => {
     expect(
       await counted(app, 'mailroom_bounces_total', { kind: 'hard', connection: String(s.connectionId) }),
     ).toBe(1)
+  })
+
+  it("takes a complaint that names no one for its email's only recipient, and leaves it when there were several", async () => {
+    const s = await senderWithMailbox(app, server, user(6))
+    const single = await sentEmail(app, s, { to: 'Ann@example.com' })
+    const several = await sentEmail(app, s, { to: ['bob@example.com', 'cat@example.com'] })
+    // The feedback loop redacted the address, in its own fields and in the returned message.
+    const redacted = (messageId: string, recipient: string) =>
+      arfReport({ messageId, recipient, namesRecipient: false }).replace(
+        `To: ${recipient}\r\n`,
+        'To: redacted\r\n',
+      )
+    await server.append(s.mailbox, redacted(single.messageId, 'Ann@example.com'))
+    await server.append(s.mailbox, redacted(several.messageId, 'bob@example.com'))
+
+    expect(await readOnce(app, s.connectionId)).toEqual({ read: true, handled: 1, unmatched: 1, other: 0 })
+    expect((await emailShown(s.key, single.id)).history.at(-1)).toMatchObject({
+      type: 'complained',
+      recipient: 'ann@example.com',
+      suppressed: true,
+    })
+    expect(await reportRows(several.id)).toBe(0)
   })
 })
