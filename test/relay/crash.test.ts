@@ -1,0 +1,97 @@
+/**
+ * The relay answers 250 only once the message is stored: `kill -9` of the service right after
+ * that reply loses nothing, and the service started again delivers the message once.
+ */
+import { once } from 'node:events'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import nodemailer from 'nodemailer'
+import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from '../../src/net/free-port.ts'
+import { useTestApp } from '../support/app.ts'
+import {
+  type MailroomProcess,
+  mailroomEnv,
+  outboxRecord,
+  spawnMailroom,
+  waitFor,
+  waitHealthy,
+} from '../support/queue.ts'
+import { startSender } from '../support/sending.ts'
+
+const app = useTestApp()
+const running: MailroomProcess[] = []
+const dirs: string[] = []
+
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop()))
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
+})
+
+async function startMailroom(args: string[], env: Record<string, string>): Promise<MailroomProcess> {
+  const port = await freePort()
+  const child = spawnMailroom(
+    args,
+    mailroomEnv(app.db.url, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
+  )
+  running.push(child)
+  await waitHealthy(child, `http://127.0.0.1:${port}`)
+  // The relay's listeners may open after /health answers.
+  await waitFor(
+    () => `the relay listening (output: ${child.output()})`,
+    () => (child.output().includes('Mailroom SMTP relay listening') ? true : undefined),
+    30_000,
+  )
+  return child
+}
+
+describe('kill -9 of the service right after the relay answered 250', () => {
+  it('loses nothing: started again, the service delivers the message exactly once', async () => {
+    const s = await startSender(app, 'relay-crash', { plan: 'pro' })
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-relay-crash-'))
+    dirs.push(dataDir)
+    const smtps = await freePort()
+    const env = { MAILROOM_DATA_DIR: dataDir, MAILROOM_SMTP_PORT: 'off', MAILROOM_SMTPS_PORT: String(smtps) }
+    // No worker in the first process: nothing is being sent when it dies, so a second copy
+    // could only come from the message being stored twice or sent again.
+    const first = await startMailroom(['start', '--no-worker'], env)
+    const client = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: smtps,
+      secure: true,
+      auth: { user: 'mailroom', pass: s.key },
+      tls: { rejectUnauthorized: false },
+    })
+    const info = await client.sendMail({
+      from: s.from,
+      to: 'ada@example.com',
+      subject: 'Survives kill -9',
+      text: 'Stored before the 250.',
+    })
+    const exited = once(first.child, 'exit')
+    first.child.kill('SIGKILL')
+    await exited
+    client.close()
+    expect(info.response).toMatch(/^250 2\.0\.0 Queued as email \d+ /)
+    const id = Number(/Queued as email (\d+) /.exec(info.response)?.[1])
+
+    expect((await outboxRecord(app, s.accountId, id)).status).toBe('queued')
+    await startMailroom(['start'], env)
+    const sent = await waitFor(
+      `email ${id} sent by the restarted service`,
+      async () => {
+        const record = await outboxRecord(app, s.accountId, id)
+        return record.status === 'sent' ? record : undefined
+      },
+      60_000,
+      200,
+    )
+    expect(sent.message_id).toBe(info.messageId)
+    const copies = s.sink.messages.filter((m) => m.headers.get('message-id') === info.messageId)
+    expect(copies).toHaveLength(1)
+    const [jobs] = await app.services.sql<{ n: number }[]>`
+      select count(*)::int as n from graphile_worker.jobs where queue_name = ${`queue:${s.connectionId}`}`
+    expect(jobs?.n).toBe(0)
+  }, 180_000)
+})
