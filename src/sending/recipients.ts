@@ -56,6 +56,14 @@ export function afterAttempt(
   return [...tried, ...(earlier ?? []).filter((r) => !inEnvelope.has(r.address.toLowerCase()))]
 }
 
+/**
+ * Whether the server took the message for the recipient: accepted, including when a report read
+ * later said it bounced or was complained of.
+ */
+export function serverTook(outcome: RecipientOutcome): boolean {
+  return outcome.status === 'accepted' || outcome.status === 'bounced' || outcome.status === 'complained'
+}
+
 /** The outcomes of recipients that did not get the message. */
 export function notDelivered(outcomes: RecipientOutcome[]): RecipientOutcome[] {
   return outcomes.filter((r) => r.status !== 'accepted')

@@ -25,7 +25,7 @@ import { attemptByIdempotencyKey, outboxMessage, settledIfDead } from './attempt
 import { attemptLine, deliver, type SendContext } from './deliver.ts'
 import type { EmailRequest } from './email-request.ts'
 import { outgoingExtras, sentFields } from './message-extras.ts'
-import { afterAttempt, envelopeOf, notDelivered } from './recipients.ts'
+import { afterAttempt, envelopeOf, notDelivered, serverTook } from './recipients.ts'
 import { settlementOf } from './settlement.ts'
 
 export interface RefusedRecipient {
@@ -333,7 +333,7 @@ function replay(earlier: AttemptRecord): SendResult {
     )
   }
   // The first request succeeded when the server took the message, if only for some recipients.
-  if (earlier.status === 'sent' || earlier.recipients?.some((r) => r.status === 'accepted')) {
+  if (earlier.status === 'sent' || earlier.recipients?.some(serverTook)) {
     const outcomes = earlier.recipients ?? []
     const original = sentResult(earlier.id, earlier.from, earlier.message_id, outcomes)
     return { ...withSuppressedSaid(original, suppressedIn(outcomes)), replayed: true }

@@ -10,7 +10,7 @@ import { delivered, type RecipientOutcome } from '../smtp/outcome.ts'
 import { hardBouncesOf } from '../suppressions/bounces.ts'
 import { counted, elapsed } from '../wording.ts'
 import type { Delivery } from './deliver.ts'
-import { afterAttempt, outcomeText } from './recipients.ts'
+import { afterAttempt, outcomeText, serverTook } from './recipients.ts'
 
 /**
  * A queued message's attempt as its settlement reads it: `envelope` is every recipient once,
@@ -109,7 +109,7 @@ function sendSettlement(outcome: Delivery): SendSettled {
 function queuedSettlement(outcome: Delivery, attempt: QueuedAttempt): AttemptSettled {
   const recipients = afterAttempt(attempt.envelope, attempt.earlier, outcome.recipients)
   const settlement = recordAfter(outcome, recipients, attempt)
-  const spent = delivered(outcome) && !attempt.earlier?.some((r) => r.status === 'accepted')
+  const spent = delivered(outcome) && !attempt.earlier?.some(serverTook)
   return {
     recipients,
     settlement,
