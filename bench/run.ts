@@ -7,13 +7,12 @@
  * embedded PostgreSQL in a temporary dir, logging at info as in production), an smtp-server sink
  * on a loopback address at port 587 (STARTTLS) in this process, and the load from this process.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { open, readFile, rm } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { readFile, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { buffer } from 'node:stream/consumers'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { createAccount } from '../src/accounts/accounts.ts'
 import { loadConfig } from '../src/config.ts'
@@ -21,7 +20,6 @@ import { addConnection } from '../src/connections/connections.ts'
 import { openTempDir } from '../src/db/postgres-server.ts'
 import { createKey } from '../src/keys/keys.ts'
 import { createLogger } from '../src/log.ts'
-import { freePort } from '../src/net/free-port.ts'
 import { openServices } from '../src/open-services.ts'
 import { startSmtpSink } from '../test/support/smtp-sink.ts'
 import { createTlsMaterial } from '../test/support/tls.ts'
@@ -29,6 +27,7 @@ import { ensureFill, fillDataDir } from './fill/fill.ts'
 import { shapeOf } from './fill/shape.ts'
 import { SCENARIOS } from './scenarios/index.ts'
 import { bracketing, measureRaw } from './scenarios/raw.ts'
+import { startService } from './service.ts'
 import { type Figures, makeBench, message, percentile, WARM_UP } from './support.ts'
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -36,7 +35,6 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000)
 const ONLY = process.env.BENCH_ONLY?.split(',')
 /** Outbox records filled in before the rows (0: none, on a new database of its own). */
 const SCALE = Number(process.env.BENCH_SCALE ?? 0)
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 async function main() {
   const { BENCH_DIR, BENCH_TLS } = process.env
@@ -157,82 +155,6 @@ function poster(base: string, key: string, agent: http.Agent) {
       request.on('error', reject)
       request.end(payload)
     })
-}
-
-/**
- * `mailroom start` on `dataDir` as `npm start` runs it (the executable, with the Node flags of its
- * first line), logging (at info unless BENCH_LOG_LEVEL says) to `logFile`.
- */
-async function startService(dataDir: string, logFile: string) {
-  const port = await freePort()
-  const bin = path.join(ROOT, 'bin', 'mailroom.js')
-  // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profile": where the service's
-  // time goes. Node refuses some flags (--cpu-prof among them) in NODE_OPTIONS, so with any the
-  // service is started by node itself, given the flags of the executable's first line too.
-  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []
-  const [command, args] = nodeArgs.length
-    ? [process.execPath, [...(await firstLineNodeFlags(bin)), ...nodeArgs, bin, 'start']]
-    : [bin, ['start']]
-  const log = await open(logFile, 'w')
-  const child: ChildProcess = spawn(command, args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      MAILROOM_DATA_DIR: dataDir,
-      MAILROOM_ALLOW_PRIVATE_SMTP_HOSTS: '1',
-      MAILROOM_ALLOW_PRIVATE_WEBHOOK_URLS: '1',
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      DATABASE_URL: '',
-      MAILROOM_SECRET: '',
-    },
-    // The log goes straight to its file: relayed through a pipe, every line would wake this
-    // process (the load and the sink) to copy it.
-    stdio: ['ignore', 'ignore', log.fd],
-  })
-  await log.close()
-  // A service that dies mid-run says so at once; stop() must not wait for an exit already gone.
-  let stopping = false
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code, signal) => {
-      if (stopping) return resolve()
-      const where = process.env.BENCH_SERVICE_LOG
-        ? `its log: ${logFile}`
-        : 'BENCH_SERVICE_LOG=<file> keeps its log past the run'
-      console.error(`The service exited during the run (${signal ?? code}); ${where}`)
-      resolve()
-    }),
-  )
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error('the service exited before it answered /health')
-    const up = await fetch(`${url}/health`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (up) break
-    if (i > 1200) throw new Error('the service did not start')
-    await sleep(100)
-  }
-  return {
-    url,
-    pid: child.pid as number,
-    async stop() {
-      stopping = true
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
-/** The Node flags on an executable's first line: `#!/usr/bin/env -S node <flags>`. */
-async function firstLineNodeFlags(file: string): Promise<string[]> {
-  const [first = ''] = (await readFile(file, 'utf8')).split('\n', 1)
-  return first
-    .replace(/^#!.*?\bnode\b/, '')
-    .split(/\s+/)
-    .filter(Boolean)
 }
 
 function report(rows: Figures[]) {

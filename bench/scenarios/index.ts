@@ -9,6 +9,7 @@ import { retention } from './retention.ts'
 import { send } from './send.ts'
 import { storage } from './storage.ts'
 import { sustained } from './sustained.ts'
+import { tenants } from './tenants.ts'
 import { webhooks } from './webhooks.ts'
 
 /**
@@ -32,4 +33,5 @@ export const SCENARIOS = [
   bigOutbox,
   storage,
   retention,
+  tenants,
 ]
