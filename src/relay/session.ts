@@ -18,7 +18,7 @@ import { receiveMessage } from './message-buffer.ts'
 import { replyFor, SmtpReply } from './replies.ts'
 
 /** The contract's limit of recipients a message; the next one is told to wait for another message. */
-export const MAX_RECIPIENTS = 100
+const MAX_RECIPIENTS = 100
 
 export type Listener = 'smtp' | 'smtps'
 
