@@ -188,6 +188,11 @@ export function plainRecipient(
   return { email, action: temporary ? 'delayed' : 'failed', status, diagnostic }
 }
 
+/** The recipients read, without the lines that named no address, at most MAX_RECIPIENTS. */
+export function presentRecipients(recipients: (ReportedRecipient | null)[]): ReportedRecipient[] {
+  return recipients.filter((r): r is ReportedRecipient => r !== null).slice(0, MAX_RECIPIENTS)
+}
+
 /** A recipient block of a non-standard bounce: the address its first line names, and its text on one line. */
 export interface RecipientBlock {
   address: string

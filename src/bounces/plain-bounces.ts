@@ -1,6 +1,7 @@
 import {
   addressOf,
   plainRecipient,
+  presentRecipients,
   type Report,
   type ReportedRecipient,
   type ReportParts,
@@ -15,10 +16,6 @@ import { gmailRecipients, microsoftRecipients } from './provider-bounces.ts'
  * servers: Postfix, Exim, qmail, Gmail and Microsoft 365 (provider-bounces.ts).
  */
 
-function present(recipients: (ReportedRecipient | null)[]): ReportedRecipient[] {
-  return recipients.filter((r): r is ReportedRecipient => r !== null)
-}
-
 /**
  * Postfix: "The mail system", then `<addr>: host mx[ip] said: 550 5.1.1 ... (in reply to RCPT TO
  * command)`, or the local reason (`<addr>: unknown user: "bob"`).
@@ -32,7 +29,7 @@ function postfixRecipients(message: ReportParts): ReportedRecipient[] {
   if (section === null) return []
   const delayed = /^Delayed Mail/i.test(message.subject) || saysDelayed(section.opening)
   const blocks = recipientBlocks(section.lines, /^<([^<>\s]+)>(?: \(expanded from <[^<>\s]*>\))?:\s*(.*)$/)
-  return present(
+  return presentRecipients(
     blocks.map(({ address, text }) => {
       const said = /\bsaid:\s*(.*?)(?:\s*\(in reply to [^)]*\))?$/.exec(text)?.[1]
       return plainRecipient(address, said ?? text, delayed)
@@ -76,7 +73,7 @@ function eximRecipients(message: ReportParts): ReportedRecipient[] {
       EXIM_SMTP_ERROR.exec(reason)?.[1] ?? reason.replace(LEADING_HOST, '').replace(/^Delay reason:\s*/i, '')
     recipients.push(...addresses.map((address) => plainRecipient(address, reply, delayed)))
   }
-  return present(recipients)
+  return presentRecipients(recipients)
 }
 
 /**
@@ -92,7 +89,7 @@ function qmailRecipients(message: ReportParts): ReportedRecipient[] {
   if (section === null) return []
   const delayed = saysDelayed(section.opening)
   const blocks = recipientBlocks(section.lines, /^<([^<>\s]+)>:\s*(.*)$/)
-  return present(
+  return presentRecipients(
     blocks.map(({ address, text }) => {
       const said = /Remote host said:\s*(.*?)(?:\s+(?:Giving up on|I'm not going to try again)\b.*)?$/.exec(
         text,

@@ -1,7 +1,7 @@
 import {
   addressOf,
-  MAX_RECIPIENTS,
   plainRecipient,
+  presentRecipients,
   type ReportedRecipient,
   type ReportParts,
   recipientBlocks,
@@ -10,10 +10,6 @@ import {
 } from './fields.ts'
 
 /** The notices of the big mailbox providers, Gmail and Microsoft 365, read from their text. */
-
-function present(recipients: (ReportedRecipient | null)[]): ReportedRecipient[] {
-  return recipients.filter((r): r is ReportedRecipient => r !== null).slice(0, MAX_RECIPIENTS)
-}
 
 const GMAIL_SENDER = /@google(?:mail)?\.com\b/i
 const GMAIL_SUBJECT = /^(?:Delivery Status Notification|Message not delivered|Delivery incomplete)/i
@@ -44,7 +40,7 @@ export function gmailRecipients(message: ReportParts): ReportedRecipient[] {
   const reply = GMAIL_REPLY.exec(message.text)
   const opening = message.text.slice(0, reply?.index ?? 2000)
   const delayed = /\(Delay\)/i.test(message.subject) || saysDelayed(opening)
-  return present(
+  return presentRecipients(
     gmailAddresses(message.text).map((address) => plainRecipient(address, reply?.[1] ?? null, delayed)),
   )
 }
@@ -85,10 +81,10 @@ export function microsoftRecipients(message: ReportParts): ReportedRecipient[] {
           MICROSOFT_ADDRESS_LINE,
         )
   if (blocks.length > 0) {
-    return present(
+    return presentRecipients(
       blocks.map(({ address, text }) => plainRecipient(address, microsoftReply(text) ?? text, delayed)),
     )
   }
   const named = /Your message to\s+<?([^\s<>@]+@[^\s<>]+?)>?\s+couldn't be delivered/i.exec(message.text)?.[1]
-  return present([plainRecipient(addressOf(named ?? null), microsoftReply(message.text), delayed)])
+  return presentRecipients([plainRecipient(addressOf(named ?? null), microsoftReply(message.text), delayed)])
 }
