@@ -5,6 +5,7 @@ import { heldUntil, mayGoNow } from './connections.ts'
 import { dueInMs, expansionRunRequest, queueRunComing } from './jobs.ts'
 import { claimedFields, type StoredAttachment } from './message-fields.ts'
 import { ATTEMPT_LEASE_SECONDS, CONNECTION_DELETED, EVENT_COLUMNS, emailEvents } from './outbox-records.ts'
+import { rawMessage } from './raw-messages.ts'
 import type { Db, Fragment } from './sql.ts'
 import { suppressedRecipients } from './suppressions.ts'
 import { type LimitRefusal, type Limits, takeUnitsCall, type UnitsRow, unitsOf } from './usage.ts'
@@ -47,6 +48,10 @@ export interface ClaimedMessage {
   attachments: StoredAttachment[] | null
   /** The attachments' bytes, in their order (none once the email has ended). */
   attachment_contents: Buffer[]
+  /** A message submitted over SMTP: the bytes it goes as; null for one composed from its fields. */
+  raw: Buffer | null
+  /** It may only go to a server that offers SMTPUTF8. */
+  needs_smtputf8: boolean
   unsubscribe_url: string | null
   /** Where its units are counted, for a give-back. */
   usage_day: string | null
@@ -94,7 +99,7 @@ export async function claimDue(
         o.recipients, ${suppressedRecipients(db)} as suppressed,
         o.message_id, o.to_addresses, o.cc_addresses, o.bcc_addresses, o.subject, o.text_body, o.html_body,
         o.content_id, o.payload, o.request_id, o.unsubscribe_url, o.usage_day::text, o.quota_window,
-        o.next_attempt_at, ${claimedFields(db)}
+        o.next_attempt_at, ${claimedFields(db)}, ${rawMessage(db, db`o`)} as raw, o.needs_smtputf8
     )
     select c.*, u.granted, u.refused, u.used, u.wait_ms, u.resets_at
     from units u left join claimed c on true

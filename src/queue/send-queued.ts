@@ -265,6 +265,7 @@ async function deliverUnsuppressed(
       ...(message.reply_to === null ? {} : { replyTo: message.reply_to }),
       ...listUnsubscribe(message.unsubscribe_url),
       ...storedExtras(message),
+      ...(message.raw === null ? {} : { submitted: { raw: message.raw, smtpUtf8: message.needs_smtputf8 } }),
     },
     waits,
   )

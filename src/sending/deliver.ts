@@ -30,6 +30,11 @@ export interface OutgoingMessage {
   attachments?: FileAttachment[]
   /** A caller waits for the answer (POST /send): ahead of queued mail for a session. */
   callerWaits?: boolean
+  /**
+   * A message submitted over SMTP: `raw` goes as it is (the fields above only name it), and
+   * only to a server that offers SMTPUTF8 when `smtpUtf8`.
+   */
+  submitted?: { raw: Buffer; smtpUtf8: boolean }
 }
 
 export interface DeliveryContext {
@@ -78,28 +83,14 @@ export async function deliver(
   let outcome: AttemptOutcome
   try {
     const transporter = await context.transports.get(connection)
-    // Only these fields are composed: no caller-supplied envelope or raw source, and only checked
-    // headers (the service's own first). The session gets the composed message whole, with the
-    // envelope of this attempt.
-    const headers = { ...message.headers, ...message.extraHeaders }
-    const raw = await composeMail({
-      from: connection.from_address,
-      to: message.to,
-      cc: message.cc,
-      subject: oneLine(message.subject),
-      ...(message.text === undefined ? {} : { text: message.text }),
-      ...(message.html === undefined ? {} : { html: message.html }),
-      ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }),
-      ...(Object.keys(headers).length === 0 ? {} : { headers }),
-      ...(message.attachments === undefined ? {} : { attachments: message.attachments }),
-      messageId: message.messageId,
-    })
+    // The envelope is always the connection's address and this attempt's recipients.
     const envelope = { from: connection.from_address, to: message.envelope }
     const info = await sendRaw(transporter, {
       envelope,
-      raw,
+      raw: message.submitted?.raw ?? (await composed(connection, message)),
       messageId: message.messageId,
       callerWaits: message.callerWaits,
+      smtpUtf8: message.submitted?.smtpUtf8 === true,
     })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {
@@ -137,6 +128,26 @@ export async function deliver(
     )
   }
   return connectionFailure === undefined ? outcome : { ...outcome, connectionFailure }
+}
+
+/**
+ * The message composed from its fields alone: no caller-supplied envelope or raw source, and only
+ * checked headers (the service's own first).
+ */
+function composed(connection: SendingConnection, message: OutgoingMessage): Promise<Buffer> {
+  const headers = { ...message.headers, ...message.extraHeaders }
+  return composeMail({
+    from: connection.from_address,
+    to: message.to,
+    cc: message.cc,
+    subject: oneLine(message.subject),
+    ...(message.text === undefined ? {} : { text: message.text }),
+    ...(message.html === undefined ? {} : { html: message.html }),
+    ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }),
+    ...(Object.keys(headers).length === 0 ? {} : { headers }),
+    ...(message.attachments === undefined ? {} : { attachments: message.attachments }),
+    messageId: message.messageId,
+  })
 }
 
 /** The attempt's line in its record's history. */

@@ -1,6 +1,7 @@
 import { Socket } from 'node:net'
 import type { Readable, Transform } from 'node:stream'
 import type { Transporter } from 'nodemailer'
+import addressparser from 'nodemailer/lib/addressparser'
 import * as base64 from 'nodemailer/lib/base64'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import type Mail from 'nodemailer/lib/mailer'
@@ -30,6 +31,11 @@ export function checkPinnedVersion(installed = installedVersion('nodemailer')): 
  * words of other text.
  */
 const headerEncoder = new MimeNode(undefined, { baseBoundary: 'unused' })
+
+/** The addresses an address header's value names (`Name <a@b>, group: c@d;`), groups flattened. */
+export function addressesIn(value: string): string[] {
+  return addressparser(value, { flatten: true }).flatMap((a) => (a.address ? [a.address] : []))
+}
 
 /** A header's value as nodemailer writes it (unfolded). */
 export function encodeHeaderValue(key: string, value: string | string[]): string {
@@ -88,6 +94,11 @@ export interface PoolMessageSource {
   callerWaits: boolean
   /** A stream of the bytes, made again if the pool requeues the message on another session. */
   stream(): Readable
+  /**
+   * Ours: asked when a session that has greeted the server is about to send the message; false
+   * keeps it from being sent at all (see pooledMessage).
+   */
+  sendable?(): boolean
 }
 
 /**
@@ -119,7 +130,9 @@ export interface PooledSession {
   available?: boolean
   _failed?: boolean
   _closed?: boolean
-  connection?: { quit(): void }
+  /** Greeted (and logged in): its connection's extensions are known. */
+  _connected?: boolean
+  connection?: { quit(): void; _supportedExtensions?: string[] }
   close(): void
   once(event: 'close', listener: () => void): void
   prependOnceListener(event: 'available', listener: () => void): void
@@ -147,7 +160,13 @@ export function pooledMessage(source: PoolMessageSource): PooledMessage {
     data: {},
     callerWaits: source.callerWaits,
     message: {
-      getEnvelope: () => ({ ...source.envelope, size: source.size }),
+      // The session asks for the envelope before its first command for the message. An envelope
+      // without recipients is refused by nodemailer itself, before any command, with EENVELOPE;
+      // the session then resets and stays in the pool.
+      getEnvelope: () =>
+        source.sendable?.() === false
+          ? { from: source.envelope.from, to: [], size: source.size }
+          : { ...source.envelope, size: source.size },
       messageId: () => source.messageId,
       getHeader: (key) => (key.toLowerCase() === 'message-id' ? source.messageId : undefined),
       createReadStream: () => source.stream(),
@@ -174,6 +193,19 @@ export function sessionCap(pool: SmtpPool): number {
 
 export function setSessionCap(pool: SmtpPool, cap: number): void {
   pool.options.maxConnections = cap
+}
+
+/**
+ * The SMTP extensions the pool's server offers, as nodemailer read them from its EHLO reply on a
+ * session that is connected (every session of a pool talks to the same server); undefined while
+ * none is.
+ */
+export function offeredExtensions(pool: SmtpPool): string[] | undefined {
+  for (const session of pool._connections ?? []) {
+    const extensions = session.connection?._supportedExtensions
+    if (session._connected && extensions) return extensions
+  }
+  return undefined
 }
 
 /** Sessions of the pool neither ended nor failed: one refused at connect is already marked failed. */

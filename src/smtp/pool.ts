@@ -6,6 +6,7 @@ import {
   closeSession,
   handToPool,
   liveSessions,
+  offeredExtensions,
   onceSessionClosed,
   type PooledMessage,
   type PooledSession,
@@ -110,6 +111,8 @@ export interface RawMessage {
    * waiting for a session of the same connection (see sendRaw).
    */
   callerWaits?: boolean
+  /** The message needs SMTPUTF8: it is never sent to a server that does not offer it. */
+  smtpUtf8?: boolean
 }
 
 const limits = new WeakMap<SmtpPool, SessionLimit>()
@@ -128,21 +131,30 @@ const limits = new WeakMap<SmtpPool, SessionLimit>()
  *
  * A new session the server refuses at connect while others of the connection work hands its
  * message back to the pool (see sessionLimitOf).
+ *
+ * A message that needs SMTPUTF8 is checked against the server's EHLO reply on the session about
+ * to send it, before its envelope: it goes unchanged or not at all.
  */
 export function sendRaw(transporter: Transporter, message: RawMessage): Promise<SentInfo> {
   const pool = poolOf(transporter)
+  let unoffered = false
   const pooled = pooledMessage({
     envelope: message.envelope,
     size: message.raw.length,
     messageId: message.messageId,
     callerWaits: message.callerWaits === true,
     stream: () => new WholeMessage(message.raw),
+    sendable: () => {
+      unoffered = message.smtpUtf8 === true && !offeredExtensions(pool)?.includes('SMTPUTF8')
+      return !unoffered
+    },
   })
   return new Promise((resolve, reject) => {
     const limit = sessionLimitOf(pool)
     let refusals = 0
     const hand = () => {
       handToPool(pool, pooled, (error, info) => {
+        if (unoffered) return reject(smtpUtf8Unoffered())
         if (!error) {
           limit.carried()
           setSessionCap(pool, limit.current)
@@ -161,6 +173,17 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
     }
     hand()
   })
+}
+
+/**
+ * A message that needs SMTPUTF8 (an address or header in UTF-8) and a server that does not offer
+ * it: the message is refused for good before a word of it was sent, as one larger than the
+ * server's SIZE is (nodemailer's EMESSAGE without a reply), since it cannot go unchanged.
+ */
+function smtpUtf8Unoffered(): Error {
+  const message =
+    "The provider's SMTP server does not offer SMTPUTF8, which this message needs (UTF-8 in an address or header); it was not sent"
+  return Object.assign(new Error(message), { code: 'EMESSAGE' })
 }
 
 /**

@@ -87,6 +87,7 @@ export function sinkServer(state: SinkState, options: SmtpSinkOptions): SMTPServ
     banner: 'mailroom test sink',
     size,
     hideSize: options.hideSize ?? false,
+    hideSMTPUTF8: options.hideSmtpUtf8 ?? false,
     logger: quitLogger(state),
     closeTimeout: 200,
     onConnect(session, callback) {

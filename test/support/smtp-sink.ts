@@ -60,6 +60,8 @@ export interface SmtpSinkOptions {
   size?: number
   /** Announce a bare `SIZE`, keeping the limit to itself (still refused with 552). */
   hideSize?: boolean
+  /** Leave SMTPUTF8 out of the EHLO reply: a server that cannot take UTF-8 addresses or headers. */
+  hideSmtpUtf8?: boolean
   behaviour?: Partial<SinkBehaviour>
 }
 
