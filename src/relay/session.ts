@@ -10,6 +10,7 @@ import type {
 import type { SendingConnection } from '../db/connections.ts'
 import { suppressedForAll } from '../db/suppressions.ts'
 import type { Caller } from '../keys/caller.ts'
+import { authenticate } from '../keys/keys.ts'
 import { withRequestId } from '../log.ts'
 import { acceptSubmission, relayConnection } from '../sending/submission.ts'
 import type { Services } from '../services.ts'
@@ -25,6 +26,8 @@ export type Listener = 'smtp' | 'smtps'
 /** What the relay knows of one session beyond smtp-server's own. */
 interface SessionState {
   listener: Listener
+  /** The API key the session authenticated with, looked up again for each message; never logged. */
+  key: string | undefined
   caller: Caller | undefined
   connection: SendingConnection | undefined
   messages: number
@@ -62,7 +65,13 @@ export class RelaySessions {
       return
     }
     this.perAddress.set(address, held + 1)
-    this.states.set(session.id, { listener, caller: undefined, connection: undefined, messages: 0 })
+    this.states.set(session.id, {
+      listener,
+      key: undefined,
+      caller: undefined,
+      connection: undefined,
+      messages: 0,
+    })
     // AUTH is offered only once the session is encrypted, except to clients on this host.
     if (!session.secure && !isLoopback(address)) session.disabledCommands = ['AUTH']
     metrics.relaySession(listener, false)
@@ -99,9 +108,10 @@ export class RelaySessions {
     session: SMTPServerSession,
     done: (error: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void,
   ): void {
-    authenticateClient(this.services, session.remoteAddress, auth.password ?? '').then(
+    const key = auth.password ?? ''
+    authenticateClient(this.services, session.remoteAddress, key).then(
       (caller) => {
-        this.state(session).caller = caller
+        Object.assign(this.state(session), { key, caller })
         this.services.log.info(
           { sessionId: session.id, accountId: caller.accountId, keyId: caller.keyId },
           'SMTP relay client authenticated',
@@ -119,24 +129,29 @@ export class RelaySessions {
   }
 
   onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, done: Done): void {
-    const state = this.state(session)
-    const caller = state.caller
-    if (!caller) {
-      // Only where AUTH is not offered yet (clear text from another host) does MAIL come first.
-      done(new SmtpReply(530, '5.7.0', 'Authentication required: STARTTLS, then AUTH with an API key'))
-      return
-    }
-    if (state.messages >= this.services.config.relay.messagesPerSession) {
-      done(new SmtpReply(421, '4.7.0', 'Too many messages in this session; reconnect to send more'))
-      return
-    }
-    relayConnection(this.services, caller, address.address).then(
-      (connection) => {
-        state.connection = connection
-        done()
-      },
+    this.startTransaction(this.state(session), address.address).then(
+      () => done(),
       (error) => done(asReply(error)),
     )
+  }
+
+  /**
+   * The caller is looked up again for each message, so that a key revoked, expired or moved to
+   * the Free plan during a long session stops sending at its next message.
+   */
+  private async startTransaction(state: SessionState, from: string): Promise<void> {
+    if (state.key === undefined) {
+      // Only where AUTH is not offered yet (clear text from another host) does MAIL come first.
+      throw new SmtpReply(530, '5.7.0', 'Authentication required: STARTTLS, then AUTH with an API key')
+    }
+    if (state.messages >= this.services.config.relay.messagesPerSession) {
+      throw new SmtpReply(421, '4.7.0', 'Too many messages in this session; reconnect to send more')
+    }
+    const caller = await authenticate(this.services.sql, state.key)
+    if (!caller)
+      throw new SmtpReply(535, '5.7.8', 'The API key is no longer valid: it was revoked or has expired')
+    state.caller = caller
+    state.connection = await relayConnection(this.services, caller, from)
   }
 
   onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, done: Done): void {

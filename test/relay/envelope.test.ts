@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { addConnection, disableConnection } from '../../src/connections/connections.ts'
-import { createKey } from '../../src/keys/keys.ts'
+import { createKey, revokeKey } from '../../src/keys/keys.ts'
 import { suppressManually } from '../../src/suppressions/suppressions.ts'
 import { useTestApp } from '../support/app.ts'
-import { senderAddress, startSender } from '../support/sending.ts'
+import { keyIdOf, senderAddress, startSender } from '../support/sending.ts'
 import { plainAuth, rawSession } from './raw-session.ts'
 import { plainMessage, refusal, relayClient, useRelay } from './relay-fixture.ts'
 
@@ -68,6 +68,19 @@ async function transaction(key: string, from: string) {
   expect(await session.command(`MAIL FROM:<${from}>`)).toMatch(/^250 /)
   return session
 }
+
+describe('a session outlives no revocation', () => {
+  it('refuses the next MAIL FROM with 535 5.7.8 once its key is revoked', async () => {
+    const s = await startSender(app, 'revoked-mid-session', { plan: 'pro' })
+    const session = await transaction(s.key, s.from)
+    expect(await session.command('RSET')).toMatch(/^250 /)
+    await revokeKey(app.services.sql, await keyIdOf(app, s.accountId))
+    expect(await session.command(`MAIL FROM:<${s.from}>`)).toBe(
+      '535 5.7.8 The API key is no longer valid: it was revoked or has expired\r\n',
+    )
+    session.end()
+  })
+})
 
 describe('RCPT TO on the SMTP relay', () => {
   it('refuses a recipient suppressed for all mail with 550 5.7.1 and its reason, and takes the others', async () => {
