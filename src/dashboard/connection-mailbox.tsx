@@ -50,6 +50,34 @@ function Reading(props: { mailbox: MailboxView }) {
   )
 }
 
+/** What the mailbox is, and how reading it goes. */
+function MailboxFacts(props: { mailbox: MailboxView }) {
+  const { mailbox } = props
+  return (
+    <dl class="facts">
+      <dt>Server</dt>
+      <dd class="wrap">
+        {mailbox.host}:{mailbox.port} ({mailbox.port === 993 ? 'TLS' : 'STARTTLS'})
+      </dd>
+      <dt>Login</dt>
+      <dd class="words">{mailbox.same_login_as_smtp ? 'the same as SMTP' : mailbox.username}</dd>
+      <dt>Folder</dt>
+      <dd class="words">{mailbox.folder}</dd>
+      <dt>Handled reports</dt>
+      <dd>{mailbox.move_handled ? 'moved to Mailroom/Processed' : 'left in the folder'}</dd>
+      <dt>Reading</dt>
+      <dd class="wrap words">
+        <Reading mailbox={mailbox} />
+      </dd>
+      <dt>Left in the folder</dt>
+      <dd>
+        {mailbox.unmatched_reports} {mailbox.unmatched_reports === 1 ? 'report' : 'reports'} for no email of
+        this account, {mailbox.other_messages} other {mailbox.other_messages === 1 ? 'message' : 'messages'}
+      </dd>
+    </dl>
+  )
+}
+
 /** Where the connection's bounce and complaint reports are read from: set, change or remove it. */
 export function MailboxSection(props: { action: string; mailbox: MailboxView | null; token: string }) {
   const { action, mailbox, token } = props
@@ -57,28 +85,7 @@ export function MailboxSection(props: { action: string; mailbox: MailboxView | n
     <section>
       <h2>Mailbox for bounces and complaints</h2>
       {mailbox ? (
-        <dl class="facts">
-          <dt>Server</dt>
-          <dd class="wrap">
-            {mailbox.host}:{mailbox.port} ({mailbox.port === 993 ? 'TLS' : 'STARTTLS'})
-          </dd>
-          <dt>Login</dt>
-          <dd class="words">{mailbox.same_login_as_smtp ? 'the same as SMTP' : mailbox.username}</dd>
-          <dt>Folder</dt>
-          <dd class="words">{mailbox.folder}</dd>
-          <dt>Handled reports</dt>
-          <dd>{mailbox.move_handled ? 'moved to Mailroom/Processed' : 'left in the folder'}</dd>
-          <dt>Reading</dt>
-          <dd class="wrap words">
-            <Reading mailbox={mailbox} />
-          </dd>
-          <dt>Left in the folder</dt>
-          <dd>
-            {mailbox.unmatched_reports} {mailbox.unmatched_reports === 1 ? 'report' : 'reports'} for no email
-            of this account, {mailbox.other_messages} other{' '}
-            {mailbox.other_messages === 1 ? 'message' : 'messages'}
-          </dd>
-        </dl>
+        <MailboxFacts mailbox={mailbox} />
       ) : (
         <p>
           <small>None: Mailroom reads no reports for this connection.</small>
