@@ -41,7 +41,7 @@ export function registerCommands(program: Command, act: Act, io: CliIo): void {
 function processCommands(program: Command, act: Act, io: CliIo): void {
   program
     .command('start')
-    .description('run the API server and the background worker (npm start)')
+    .description('run the API server, the SMTP relay and the background worker (npm start)')
     .option('--no-worker', 'only the API server')
     .addOption(new Option('--worker-only', 'only the background worker').conflicts('worker'))
     .action(async (opts: { worker: boolean; workerOnly?: boolean }) => {
