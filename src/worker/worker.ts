@@ -30,6 +30,7 @@ import type { Services } from '../services.ts'
 import { DEFAULT_WEBHOOK_POLICY, deliverWebhooks, type WebhookPolicy } from '../webhooks/deliver.ts'
 import { lookAgainAfterHiddenJobs } from './look-again.ts'
 import { endWhenQuiet } from './quiet-pool.ts'
+import { keepTableStatistics } from './table-statistics.ts'
 
 export interface RunningWorker {
   /** Finishes the messages in hand, hands the rest of the queue on, closes, then resolves. */
@@ -115,6 +116,7 @@ export async function startWorker(
   const heartbeat = setInterval(() => {
     sweep().catch((error) => log.error({ err: error.message }, 'worker heartbeat failed'))
   }, HEARTBEAT_MS)
+  const stopStatistics = keepTableStatistics(services)
 
   const events = jobEvents(services, claimant)
   // Our own pools, so that their shutdown can be awaited (graphile-worker does not await the end
@@ -162,6 +164,7 @@ export async function startWorker(
     async stop() {
       stopping.abort()
       clearInterval(heartbeat)
+      stopStatistics()
       await Promise.all(runners.map((r) => r.stop()))
       await Promise.all(pools.map((p) => endWhenQuiet(p, RECORDING_END_MS)))
       // None of its tasks runs now: a job still locked in its name is one whose end could not be
