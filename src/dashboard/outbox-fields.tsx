@@ -1,10 +1,27 @@
-import type { OutboxDetail, StoredAttachment } from '../db/outbox-types.ts'
+import type { EmailSource, OutboxDetail, StoredAttachment } from '../db/outbox-types.ts'
 
 /**
  * What a message carried besides its recipients and bodies, on its page: its extra header
  * fields and its files. Names and values are the caller's, any length: each breaks anywhere
  * rather than widen the page.
  */
+
+const SOURCES: Record<EmailSource, string> = {
+  api: 'API',
+  batch: 'Batch',
+  form: 'Hosted form',
+  smtp: 'SMTP relay (sent as the app wrote it)',
+}
+
+/** Where the email came from, as its facts say it. */
+export function SourceFact(props: { record: OutboxDetail }) {
+  return (
+    <>
+      <dt>Source</dt>
+      <dd>{SOURCES[props.record.source]}</dd>
+    </>
+  )
+}
 
 /** The extra header fields, one a line as the message carries them. */
 export function ExtraHeaders(props: { record: OutboxDetail }) {

@@ -3,7 +3,7 @@ import { isCancelable } from '../sending/scheduling.ts'
 import { ConfirmLink } from './confirm.tsx'
 import { HtmlPreview } from './html-preview.tsx'
 import { Table, When } from './layout.tsx'
-import { Attachments, ExtraHeaders } from './outbox-fields.tsx'
+import { Attachments, ExtraHeaders, SourceFact } from './outbox-fields.tsx'
 
 /** One outbox record as the dashboard shows it: its facts, each recipient, its history and content. */
 
@@ -50,6 +50,7 @@ export function RecordPage(props: { record: OutboxDetail }) {
         ) : null}
         <dt>Connection</dt>
         <dd class="words">{r.connection_from ?? <span class="muted">deleted</span>}</dd>
+        <SourceFact record={r} />
         {r.batch_id !== null ? (
           <>
             <dt>Batch</dt>
