@@ -167,7 +167,8 @@ export async function scheduleWebhookRun(db: Db, endpointId: number, delayMs = 0
 /**
  * Asks for a reading of every connection's mailbox now: keyed per connection and in a named queue
  * of its own, so that a mailbox is read by one job at a time and a slow server gathers at most
- * one reading waiting behind the one under way. Answers how many mailboxes there are.
+ * one reading waiting behind the one under way. Answers how many readings were asked for (a
+ * mailbox whose reading already waits gets none).
  */
 export async function scheduleMailboxReads(db: Db): Promise<number> {
   const rows = await db`${keyedRunRequest(

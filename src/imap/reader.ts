@@ -119,7 +119,16 @@ async function decideEach(
 async function settleHandled(client: ImapFlow, uids: number[], move: boolean): Promise<void> {
   const range = uids.join(',')
   await client.messageFlagsAdd(range, ['\\Seen'], { uid: true })
-  if (!move) return
+  if (!move || !canMoveAlone(client)) return
   const processed = await client.mailboxCreate(PROCESSED_FOLDER)
   await client.messageMove(range, processed.path, { uid: true })
+}
+
+/**
+ * Whether a move touches only the messages moved. Without MOVE, imapflow copies, flags the
+ * originals deleted and expunges; without UIDPLUS that expunge would also remove every message
+ * the owner had flagged deleted in the folder. Such a server keeps handled reports in place.
+ */
+function canMoveAlone(client: ImapFlow): boolean {
+  return client.capabilities.has('MOVE') || client.capabilities.has('UIDPLUS')
 }
