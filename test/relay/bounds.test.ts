@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { LARGE_BODY_CHARS } from '../../src/http/body-turns.ts'
 import { useTestApp } from '../support/app.ts'
@@ -28,6 +29,18 @@ async function bufferedBytes(): Promise<number> {
 
 function session(localAddress: string) {
   return rawSession('127.0.0.1', fixture.relay.ports.smtp ?? 0, localAddress)
+}
+
+/** A session in clear text (this host may AUTH so) that has just been told to send its message. */
+async function inData(key: string, from: string, localAddress: string) {
+  const client = session(localAddress)
+  await client.greeting
+  await client.command('EHLO app.example')
+  expect(await client.command(plainAuth(key))).toMatch(/^235 /)
+  expect(await client.command(`MAIL FROM:<${from}>`)).toMatch(/^250 /)
+  expect(await client.command('RCPT TO:<a@example.com>')).toMatch(/^250 /)
+  expect(await client.command('DATA')).toMatch(/^354 /)
+  return client
 }
 
 describe('the SMTP relay bounds what one client holds', () => {
@@ -101,15 +114,29 @@ describe('the SMTP relay bounds what one client holds', () => {
     expect(await idle.closed).toMatch(/^421 /)
   })
 
+  it("holds one large message of an account at a time: the next waits for the first's turn to end", async () => {
+    const s = await startSender(app, 'turns', { plan: 'pro' })
+    const large = `Subject: large\r\n\r\n${`${'z'.repeat(76)}\r\n`.repeat(Math.ceil(LARGE_BODY_CHARS / 60))}`
+    const stalled = await inData(s.key, s.from, '127.0.0.59')
+    stalled.write(large)
+    await waitFor('the first message to be held', async () =>
+      (await bufferedBytes()) >= LARGE_BODY_CHARS ? true : undefined,
+    )
+    const events: string[] = []
+    const dropped = stalled.closed.then(() => events.push('first dropped'))
+    // Both sessions wait under the same timeout: the second starts well after the first's last
+    // byte, so that the first is dropped while the second still waits.
+    await sleep(500)
+    const next = await inData(s.key, s.from, '127.0.0.60')
+    const queued = next.command(`${large}.`).then((reply) => events.push(`second: ${reply.slice(0, 3)}`))
+    await Promise.all([dropped, queued])
+    expect(events).toEqual(['first dropped', 'second: 250'])
+    next.end()
+  })
+
   it('drops a client that stalls mid-DATA and lets go of what it sent', async () => {
     const s = await startSender(app, 'stall', { plan: 'pro' })
-    const stalled = session('127.0.0.57')
-    await stalled.greeting
-    await stalled.command('EHLO app.example')
-    expect(await stalled.command(plainAuth(s.key))).toMatch(/^235 /)
-    expect(await stalled.command(`MAIL FROM:<${s.from}>`)).toMatch(/^250 /)
-    expect(await stalled.command('RCPT TO:<a@example.com>')).toMatch(/^250 /)
-    expect(await stalled.command('DATA')).toMatch(/^354 /)
+    const stalled = await inData(s.key, s.from, '127.0.0.57')
     // A large message, which takes its account's turn of the large bodies, then nothing more.
     stalled.write(`Subject: stalled\r\n\r\n${'y'.repeat(76)}\r\n`.repeat(Math.ceil(LARGE_BODY_CHARS / 60)))
     await waitFor('the message to be held', async () =>
