@@ -14,6 +14,7 @@ import { registerOverview } from './overview.tsx'
 import { notFound, onError } from './refusals.tsx'
 import { SECURITY_HEADERS, sameOrigin, sessionFormToken } from './security.ts'
 import { requireSession } from './session.ts'
+import { registerSmtpRelay } from './smtp-relay.tsx'
 import { registerSuppressions } from './suppressions.tsx'
 import { registerTemplates } from './templates.tsx'
 import { registerWebhooks } from './webhooks.tsx'
@@ -38,6 +39,7 @@ export function createDashboard(services: Services): Dashboard {
   registerOverview(app)
   registerConnections(app)
   registerKeys(app)
+  registerSmtpRelay(app)
   registerOutbox(app)
   registerBatches(app)
   registerAudiences(app)

@@ -8,6 +8,7 @@ const SECTIONS = [
   ['/dashboard', 'Overview'],
   ['/dashboard/connections', 'Connections'],
   ['/dashboard/keys', 'API keys'],
+  ['/dashboard/smtp', 'SMTP relay'],
   ['/dashboard/outbox', 'Outbox'],
   ['/dashboard/batches', 'Batches'],
   ['/dashboard/audiences', 'Audiences'],
