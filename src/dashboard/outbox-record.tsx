@@ -281,7 +281,11 @@ function Content(props: { record: OutboxDetail }) {
     return (
       <section>
         <h2>Content</h2>
-        <p class="muted">The content of this message was not kept.</p>
+        <p class="muted">
+          {props.record.source === 'smtp'
+            ? 'Submitted over SMTP: it is sent as the app wrote it, and its content is not shown.'
+            : 'The content of this message was not kept.'}
+        </p>
       </section>
     )
   }

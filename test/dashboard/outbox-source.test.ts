@@ -12,7 +12,7 @@ import { crlf, submitted } from '../support/submissions.ts'
 const app = useTestApp()
 
 describe('the message page’s source', () => {
-  it('is API for a /send and SMTP relay for a submitted message', async () => {
+  it('is API for a /send, and SMTP relay for a submitted message, whose content is not shown', async () => {
     const sink = await startSink(app)
     const from = 'relay-page@example.com'
     const seeded = await seedAccount(app, { plan: 'pro', connection: { ...sink.login, from, rate: 6000 } })
@@ -36,5 +36,8 @@ describe('the message page’s source', () => {
     expect(api).toContain('Source API')
     const smtp = textOf((await owner.get(`/dashboard/outbox/${relayed.outboxId}`)).html)
     expect(smtp).toContain('Source SMTP relay (sent as the app wrote it)')
+    expect(smtp).toContain(
+      'Submitted over SMTP: it is sent as the app wrote it, and its content is not shown.',
+    )
   })
 })
