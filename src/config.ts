@@ -168,6 +168,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpIdleMs: read('MAILROOM_SMTP_IDLE_MS', 20_000, (raw) => wholeNumber(raw, 1, MAX_SMTP_IDLE_MS)),
     relay: relaySettings(read),
   }
+  const taken = [config.port, config.relay.port, config.relay.securePort].filter((p) => p !== null && p !== 0)
+  if (new Set(taken).size < taken.length) {
+    problems.push('PORT, MAILROOM_SMTP_PORT and MAILROOM_SMTPS_PORT must differ (0 or off excepted)')
+  }
   if (Boolean(env.MAILROOM_SMTP_TLS_CERT) !== Boolean(env.MAILROOM_SMTP_TLS_KEY)) {
     problems.push('MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY are set together or not at all')
   }

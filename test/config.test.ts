@@ -198,6 +198,7 @@ describe('settings', () => {
       '/etc/cert.pem',
       'MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY are set together',
     ],
+    ['MAILROOM_SMTPS_PORT', '2587', 'PORT, MAILROOM_SMTP_PORT and MAILROOM_SMTPS_PORT must differ'],
     [
       'MAILROOM_SMTP_MESSAGES_PER_SESSION',
       '0',
