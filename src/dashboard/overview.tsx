@@ -1,5 +1,12 @@
-import { accountOverview, type QuotaUse } from '../accounts/overview.ts'
+import {
+  accountOverview,
+  COMPLAINT_LINE,
+  type QuotaUse,
+  RATE_DAYS,
+  type ReportRates,
+} from '../accounts/overview.ts'
 import type { DayActivity } from '../db/outbox-types.ts'
+import { counted } from '../wording.ts'
 import type { Dashboard } from './env.ts'
 import { page, Table, When } from './layout.tsx'
 import { signedIn } from './resource.ts'
@@ -46,6 +53,12 @@ export function registerOverview(app: Dashboard): void {
             <QuotaTable connections={overview.connections} />
           )}
         </section>
+        {overview.rates.length ? (
+          <section>
+            <h2>Bounces and complaints, the last {RATE_DAYS} days</h2>
+            <RatesTable rates={overview.rates} />
+          </section>
+        ) : null}
         <section>
           <h2>The last 30 days</h2>
           <ActivityChart days={overview.days} />
@@ -61,7 +74,9 @@ function QuotaTable(props: { connections: QuotaUse[] }) {
     <Table head={['Connection', 'Used in this window']}>
       {props.connections.map((c) => (
         <tr>
-          <td class="wrap words">{c.from}</td>
+          <td>
+            <div class="lead-address">{c.from}</div>
+          </td>
           <td>
             {c.quota === null ? (
               <span class="muted">No quota</span>
@@ -78,6 +93,78 @@ function QuotaTable(props: { connections: QuotaUse[] }) {
         </tr>
       ))}
     </Table>
+  )
+}
+
+/** The 0.3 % line, as the page says it. */
+const LINE_TEXT = `${(COMPLAINT_LINE.complaints / COMPLAINT_LINE.per) * 100} %`
+
+/**
+ * `n` of `total` as a percentage to two decimals, rounded down (in whole numbers, so exactly), so
+ * that a rate just under the line never reads as on it; a dash when nothing was sent.
+ */
+function percent(n: number, total: number): string {
+  if (total === 0) return '—'
+  if (n === 0) return '0 %'
+  const hundredths = Math.floor((n * 10_000) / total)
+  return `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, '0')} %`
+}
+
+/**
+ * Each connection's bounce and complaint rates, the complaint rate against the 0.3 % line; two
+ * columns, the rates one under the other, so that a phone shows the table whole.
+ */
+function RatesTable(props: { rates: ReportRates[] }) {
+  return (
+    <>
+      <p>
+        <small>
+          Of the recipients each connection's server answered for good in the last {RATE_DAYS} days (accepted
+          or refused): bounces are those whose mailbox does not exist, said at RCPT or in a bounce report read
+          from the connection's mailbox; complaints are complaint reports. Gmail and Yahoo ask senders to keep
+          complaints under {LINE_TEXT}.
+        </small>
+      </p>
+      <Table head={['Connection', 'Rates']}>
+        {props.rates.map((r) => (
+          <tr>
+            <td>
+              <div class="lead-address">{r.from}</div>
+              <small class="muted">{counted(r.sentTo, 'recipient')} sent to</small>
+            </td>
+            <td class="rates">
+              <p>
+                Bounce rate <strong>{percent(r.bounced, r.sentTo)}</strong>
+                <small class="muted">{counted(r.bounced, 'bounce')}</small>
+              </p>
+              <p>
+                Complaint rate <strong>{percent(r.complained, r.sentTo)}</strong>{' '}
+                {r.overComplaintLine ? (
+                  <mark class="tag bad">{`at or above the ${LINE_TEXT} line`}</mark>
+                ) : null}
+                {r.sentTo ? (
+                  <ComplaintScale rate={r.complained / r.sentTo} over={r.overComplaintLine} />
+                ) : null}
+                <small class="muted">{counted(r.complained, 'complaint')}</small>
+              </p>
+            </td>
+          </tr>
+        ))}
+      </Table>
+    </>
+  )
+}
+
+/** The complaint rate on a scale of twice the line, the line drawn across it. */
+function ComplaintScale(props: { rate: number; over: boolean }) {
+  const line = COMPLAINT_LINE.complaints / COMPLAINT_LINE.per
+  const width = Math.min(props.rate / (2 * line), 1) * 100
+  return (
+    <svg class="complaint-scale" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">
+      <rect x="0" y="2" width="100" height="6" class="track" />
+      <rect x="0" y="2" width={width} height="6" class={props.over ? 'over' : 'under'} />
+      <line x1="50" y1="0" x2="50" y2="10" class="line" />
+    </svg>
   )
 }
 
