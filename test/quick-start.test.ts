@@ -1,13 +1,14 @@
 /**
  * The README's quick start, followed as written: its shell blocks are read from README.md and
  * pasted into bash, terminal by terminal, against the embedded PostgreSQL `npm start` makes and
- * the sink `npm run sink` starts, until the email is in the sink and the outbox says it was sent.
+ * the sink `npm run sink` starts, until the email is in the sink and the outbox says it was sent;
+ * then the SMTP relay's example, pasted after it, delivers through the relay too.
  *
  * What differs from a newcomer's run, and only this: the commands run in a directory that
  * stands for the clone (its entries linked to this checkout's), `npm install` is skipped (the
  * checkout is installed), and the addresses the README names are swapped for free ones
  * (each swap must find its text, so an edit of the README cannot slip past): the HTTP port
- * through `PORT`, the sink's through `--host`.
+ * through `PORT`, the sink's through `--host`, the relay's through `MAILROOM_SMTP_PORT`.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -69,11 +70,11 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true })
 }, 120_000)
 
-/** The shell blocks of the quick start, up to its real-provider part. */
-async function quickStartBlocks(): Promise<string[]> {
+/** The README's shell blocks from the heading `from` to the heading `to`. */
+async function shellBlocks(from: string, to: string): Promise<string[]> {
   const readme = await readFile(path.join(PROJECT_ROOT, 'README.md'), 'utf8')
-  const start = readme.indexOf('## Quick start')
-  const end = readme.indexOf('### With a real provider', start)
+  const start = readme.indexOf(from)
+  const end = readme.indexOf(to, start)
   expect(start).toBeGreaterThan(-1)
   expect(end).toBeGreaterThan(start)
   const blocks = [...readme.slice(start, end).matchAll(/^( *)```sh\n([\s\S]*?)^\1```$/gm)]
@@ -118,7 +119,10 @@ it('takes a clone to a delivered email, pasted as written', async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, MAILROOM_DATA_DIR: path.join(home, 'data') }
   for (const name of CLEARED) delete env[name]
 
-  const blocks = await quickStartBlocks()
+  // The quick start up to its real-provider part, then the relay's example, pasted after it.
+  const blocks = await shellBlocks('## Quick start', '### With a real provider')
+  const [smtpBlock = ''] = await shellBlocks('## Sending over SMTP', '## Configuration')
+  const relayPort = await freePort()
   const [sinkBlock = '', serviceBlock = '', ...operatorBlocks] = blocks
   expect(sinkBlock).toMatch(/^npm install\n/)
   expect(sinkBlock).toMatch(LONG_RUNNING)
@@ -134,7 +138,11 @@ it('takes a clone to a delivered email, pasted as written', async () => {
     `npm run sink -- --host ${sinkHost}`,
   )
   const operatorScript = swap(
-    swap(operatorBlocks.join('\n'), '--host 127.0.0.1 --port 2525', `--host ${sinkHost} --port 2525`),
+    swap(
+      [...operatorBlocks, swap(smtpBlock, 'port: 2587', `port: ${relayPort}`)].join('\n'),
+      '--host 127.0.0.1 --port 2525',
+      `--host ${sinkHost} --port 2525`,
+    ),
     '127.0.0.1:3000',
     `127.0.0.1:${port}`,
   )
@@ -144,7 +152,11 @@ it('takes a clone to a delivered email, pasted as written', async () => {
   const sinkOutput = collect(sinkTerminal)
   await expect.poll(sinkOutput, { timeout: 60_000, interval: 200 }).toContain('SMTP sink on')
 
-  const serviceTerminal = shell(serviceBlock, { ...env, PORT: String(port) })
+  const serviceTerminal = shell(serviceBlock, {
+    ...env,
+    PORT: String(port),
+    MAILROOM_SMTP_PORT: String(relayPort),
+  })
   terminals.push(serviceTerminal)
   const serviceOutput = collect(serviceTerminal)
   await expect
@@ -171,4 +183,8 @@ it('takes a clone to a delivered email, pasted as written', async () => {
     .poll(sinkOutput, { timeout: 10_000, interval: 200 })
     .toMatch(/-> friend@example\.com {2}"Hello"/)
   expect(sinkOutput()).toMatch(/ {4}attached hello\.txt \(text\/plain, 20 bytes\)/)
+  expect(operatorOutput()).toMatch(/^250 2\.0\.0 Queued as email \d+ /m)
+  await expect
+    .poll(sinkOutput, { timeout: 30_000, interval: 200 })
+    .toMatch(/-> friend@example\.com {2}"Over SMTP"/)
 }, 300_000)
