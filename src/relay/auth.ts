@@ -7,7 +7,7 @@ import { SmtpReply } from './replies.ts'
 
 /**
  * Failed AUTH attempts one client address may make in a window, counted as dashboard sign-ins
- * are (docs/decisions.md, "SMTP relay"): an app with a wrong key retries without end, and a
+ * are (docs/decisions.md, "The SMTP relay"): an app with a wrong key retries without end, and a
  * key cannot be guessed, so the limit guards the database rather than the keys.
  */
 export const RELAY_AUTH_LIMIT = { attempts: 10, minutes: 15 } as const
