@@ -2,13 +2,13 @@ import {
   type MailboxToRead,
   mailboxToRead,
   recordMailboxFailure,
-  recordMailboxRound,
+  recordMailboxRead,
 } from '../db/mailboxes.ts'
 import type { Db } from '../db/sql.ts'
 import { imapReason, openImap } from '../imap/login.ts'
 import {
   type FolderMessage,
-  type FolderRound,
+  type FolderReading,
   type MessageFate,
   type ReadLimits,
   readFolder,
@@ -35,7 +35,7 @@ export interface MailboxReadingDeps {
 }
 
 /**
- * Fifty messages a round, each read up to 2 MB: a report's own parts come first, and a report
+ * Fifty messages a reading, each read up to 2 MB: a report's own parts come first, and a report
  * returning a large message is still read from them; a minute later the next fifty are read.
  */
 export const MAILBOX_LIMITS: ReadLimits = { messages: 50, maxBytes: 2 * 1024 * 1024 }
@@ -54,11 +54,11 @@ export async function readMailbox(
   if (!mailbox) return null
   const counts = { handled: 0, unmatched: 0, other: 0 }
   const decide = decider(deps, { accountId: mailbox.account_id, connectionId }, counts)
-  let round: FolderRound
+  let done: FolderReading
   // Every step here is the IMAP exchange's: the database's work is in `decide`, whose failure
-  // the round reports rather than throws.
+  // the reading reports rather than throws.
   try {
-    round = await readOnce(deps, mailbox, limits, decide)
+    done = await readOnce(deps, mailbox, limits, decide)
   } catch (error) {
     const failure = imapReason(error)
     await recordMailboxFailure(deps.sql, connectionId, failure)
@@ -66,15 +66,15 @@ export async function readMailbox(
     deps.log.warn({ connectionId, failure }, 'connection mailbox could not be read')
     return { read: false, failure }
   }
-  await recordMailboxRound(deps.sql, connectionId, {
-    ...round.cursor,
+  await recordMailboxRead(deps.sql, connectionId, {
+    ...done.cursor,
     unmatched: counts.unmatched,
     other: counts.other,
   })
-  if (round.renumbered)
+  if (done.renumbered)
     deps.log.info({ connectionId }, 'connection mailbox renumbered: its folder is read anew')
   // The messages before it are recorded; the one that failed is read again next time.
-  if (round.failure !== undefined) throw round.failure
+  if (done.failure !== undefined) throw done.failure
   return { read: true, ...counts }
 }
 
@@ -83,7 +83,7 @@ async function readOnce(
   mailbox: MailboxToRead,
   limits: ReadLimits,
   decide: (message: FolderMessage) => Promise<MessageFate>,
-): Promise<FolderRound> {
+): Promise<FolderReading> {
   const login = {
     host: mailbox.host,
     port: mailbox.port,

@@ -126,7 +126,7 @@ export async function mailboxToRead(db: Db, connectionId: number): Promise<Mailb
 }
 
 /** What one reading did: where it stopped, and the mail it left in the folder. */
-export interface MailboxRound {
+export interface ReadingDone {
   uidValidity: string | null
   lastUid: number
   unmatched: number
@@ -134,12 +134,12 @@ export interface MailboxRound {
 }
 
 /** Records a reading that logged in: its cursor and counts; a login failure is over. */
-export async function recordMailboxRound(db: Db, connectionId: number, round: MailboxRound): Promise<void> {
+export async function recordMailboxRead(db: Db, connectionId: number, reading: ReadingDone): Promise<void> {
   await db`
     update connection_mailboxes set
-      uidvalidity = ${round.uidValidity}::bigint, last_uid = ${round.lastUid},
-      unmatched_reports = unmatched_reports + ${round.unmatched},
-      other_messages = other_messages + ${round.other},
+      uidvalidity = ${reading.uidValidity}::bigint, last_uid = ${reading.lastUid},
+      unmatched_reports = unmatched_reports + ${reading.unmatched},
+      other_messages = other_messages + ${reading.other},
       read_at = mailroom_now(), failure = null, failed_at = null
     where connection_id = ${connectionId}`
 }

@@ -16,19 +16,19 @@ export interface FolderMessage {
 export type MessageFate = 'handled' | 'left'
 
 export interface ReadLimits {
-  /** Messages read in one round, oldest first; the rest wait for the next round. */
+  /** Messages read at a time, oldest first; the rest wait for the next reading. */
   messages: number
   /** Bytes of each message fetched: a report's parts come before the message it returns. */
   maxBytes: number
 }
 
-export interface FolderRound {
+export interface FolderReading {
   cursor: MailboxCursor
   /** The folder's UIDVALIDITY changed: its UIDs were renumbered and it was read from the start. */
   renumbered: boolean
   handled: number
   left: number
-  /** What `decide` threw, when it did: the round stopped at that message, the cursor before it. */
+  /** What `decide` threw, when it did: the reading stopped at that message, the cursor before it. */
   failure?: unknown
 }
 
@@ -42,7 +42,7 @@ export const PROCESSED_FOLDER = ['Mailroom', 'Processed']
  * old last UID says nothing any more, so the folder is read anew.
  *
  * The cursor returned stands after the last message decided; should `decide` throw, the messages
- * decided before it are still marked and moved, and the round says what failed: the next round
+ * decided before it are still marked and moved, and the answer says what failed: the next reading
  * starts at that message.
  */
 export async function readFolder(
@@ -51,21 +51,21 @@ export async function readFolder(
   cursor: MailboxCursor,
   options: ReadLimits & { move: boolean },
   decide: (message: FolderMessage) => Promise<MessageFate>,
-): Promise<FolderRound> {
+): Promise<FolderReading> {
   const lock = await client.getMailboxLock(folder)
   try {
     const uidValidity = client.mailbox ? String(client.mailbox.uidValidity) : null
     const renumbered = cursor.uidValidity !== null && uidValidity !== cursor.uidValidity
     const after = renumbered || cursor.uidValidity === null ? 0 : cursor.lastUid
     const uids = await newUids(client, after, options.messages)
-    const round = await decideEach(client, uids, options.maxBytes, decide)
-    if (round.handled.length > 0) await settleHandled(client, round.handled, options.move)
+    const decided = await decideEach(client, uids, options.maxBytes, decide)
+    if (decided.handled.length > 0) await settleHandled(client, decided.handled, options.move)
     return {
-      cursor: { uidValidity, lastUid: round.lastUid ?? after },
+      cursor: { uidValidity, lastUid: decided.lastUid ?? after },
       renumbered,
-      handled: round.handled.length,
-      left: round.left,
-      ...(round.failure === undefined ? {} : { failure: round.failure }),
+      handled: decided.handled.length,
+      left: decided.left,
+      ...(decided.failure === undefined ? {} : { failure: decided.failure }),
     }
   } finally {
     lock.release()
@@ -90,7 +90,7 @@ interface Decided {
 
 /**
  * One message at a time, as the server sends them (in UID order, as their sequence numbers go),
- * so that a round holds one source in memory. No other command may run while a FETCH is read:
+ * so that a reading holds one source in memory. No other command may run while a FETCH is read:
  * the marking waits for its end, and after a failure the rest of the answer is only drained.
  */
 async function decideEach(

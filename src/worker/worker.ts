@@ -228,7 +228,7 @@ function mailTasks(
   }
 }
 
-/** The tasks of the runner that reads mailboxes: the minute's round, and each connection's reading. */
+/** The tasks of the runner that reads mailboxes: the minute's requests, and each connection's reading. */
 function mailboxTasks(services: Services): TaskList {
   const { sql, secret, log, metrics } = services
   const deps = { sql, secret, log, metrics, allowPrivate: services.config.allowPrivateSmtpHosts }

@@ -31,11 +31,11 @@ async function read(
       maxBytes: options.maxBytes ?? 1_000_000,
       move: !!options.move,
     }
-    const round = await readFolder(client, folder, cursor, limits, async (m) => {
+    const done = await readFolder(client, folder, cursor, limits, async (m) => {
       seen.push(m.source.toString())
       return decide(m)
     })
-    return { ...round, seen }
+    return { ...done, seen }
   } finally {
     await client.logout()
   }
@@ -44,7 +44,7 @@ async function read(
 const START: MailboxCursor = { uidValidity: null, lastUid: 0 }
 
 describe('reading new messages from a folder', () => {
-  it('reads what arrived since the last UID, oldest first, a bounded number a round', async () => {
+  it('reads what arrived since the last UID, oldest first, a bounded number at a time', async () => {
     for (const n of [1, 2, 3]) await server.append(server.user, message(n), 'Reads')
     const first = await read('Reads', START, { messages: 2 })
     expect(first.seen).toEqual([message(1), message(2)])
@@ -79,8 +79,8 @@ describe('reading new messages from a folder', () => {
 
   it('marks handled messages seen and leaves them in place when moving is off', async () => {
     await server.append(server.user, message(7), 'Staying')
-    const round = await read('Staying', START, { move: false }, async () => 'handled')
-    expect(round.handled).toBe(1)
+    const done = await read('Staying', START, { move: false }, async () => 'handled')
+    expect(done.handled).toBe(1)
     expect(await folderMessages(server, server.user, 'Staying')).toEqual([
       { subject: 'report 7', seen: true },
     ])
@@ -88,19 +88,19 @@ describe('reading new messages from a folder', () => {
 
   it('stops at a message it could not decide, keeping what it decided before', async () => {
     for (const n of [8, 9, 10]) await server.append(server.user, message(n), 'Failing')
-    const round = await read('Failing', START, {}, async (m) => {
+    const done = await read('Failing', START, {}, async (m) => {
       if (m.source.toString() === message(9)) throw new Error('the database went away')
       return 'handled'
     })
-    expect(round.failure).toBeInstanceOf(Error)
-    expect(round.handled).toBe(1)
-    const next = await read('Failing', round.cursor)
+    expect(done.failure).toBeInstanceOf(Error)
+    expect(done.handled).toBe(1)
+    const next = await read('Failing', done.cursor)
     expect(next.seen).toEqual([message(9), message(10)])
   })
 
   it('fetches at most maxBytes of each message', async () => {
     await server.append(server.user, `Subject: big\r\n\r\n${'x'.repeat(5000)}\r\n`, 'Big')
-    const round = await read('Big', START, { maxBytes: 1000 })
-    expect(round.seen[0]?.length).toBe(1000)
+    const done = await read('Big', START, { maxBytes: 1000 })
+    expect(done.seen[0]?.length).toBe(1000)
   })
 })
