@@ -121,6 +121,17 @@ function listen(server: SMTPServer, port: number, host: string): Promise<number>
   })
 }
 
+/**
+ * Stops listening and ends at once the sessions between messages (a pooled client's idle ones
+ * would otherwise hold the shutdown for the whole grace); a session sending a message has the
+ * grace to finish it.
+ */
 function close(server: SMTPServer): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()))
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  for (const connection of server.connections) {
+    if (connection.session.envelope?.mailFrom) continue
+    connection.send(421, 'Server shutting down')
+    connection.close()
+  }
+  return closed
 }

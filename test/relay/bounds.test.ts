@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { LARGE_BODY_CHARS } from '../../src/http/body-turns.ts'
+import { startRelay } from '../../src/relay/relay.ts'
 import { useTestApp } from '../support/app.ts'
 import { waitFor } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
@@ -147,5 +148,34 @@ describe('the SMTP relay bounds what one client holds', () => {
       (await bufferedBytes()) === 0 ? true : undefined,
     )
     await waitFor('the stalled session to end', () => (fixture.relay.sessions === 0 ? true : undefined))
+  })
+})
+
+describe('a stopping relay', () => {
+  it('ends the sessions between messages at once and lets one in the middle of its message finish it', async () => {
+    const s = await startSender(app, 'stopping', { plan: 'pro' })
+    // A session timeout longer than the shutdown's grace: only the stop can end the idle session.
+    const { config } = app.services
+    const patient = { ...app.services, config: { ...config, relay: { ...config.relay, timeoutSeconds: 60 } } }
+    const relay = await startRelay(patient, { port: 0, securePort: null, tls: inject('tls') })
+    const open = async (localAddress: string) => {
+      const client = rawSession('127.0.0.1', relay.ports.smtp ?? 0, localAddress)
+      await client.greeting
+      await client.command('EHLO app.example')
+      expect(await client.command(plainAuth(s.key))).toMatch(/^235 /)
+      return client
+    }
+    const idle = await open('127.0.0.61')
+    const sending = await open('127.0.0.62')
+    expect(await sending.command(`MAIL FROM:<${s.from}>`)).toMatch(/^250 /)
+    expect(await sending.command('RCPT TO:<a@example.com>')).toMatch(/^250 /)
+    expect(await sending.command('DATA')).toMatch(/^354 /)
+    sending.write('Subject: last one\r\n\r\n')
+    const stopped = relay.stop()
+    expect(await idle.closed).toBe('421 Server shutting down\r\n')
+    expect(await sending.command('Hello.\r\n.')).toMatch(/^250 2\.0\.0 Queued as email /)
+    // Between messages now, it hears the stop at its next command.
+    expect(await sending.command('QUIT')).toBe('421 Server shutting down\r\n')
+    await stopped
   })
 })
