@@ -46,7 +46,7 @@ export class RelaySessions {
 
   constructor(private readonly services: Services) {}
 
-  /** Sessions open now, for the bounds' tests and the shutdown's log line. */
+  /** Sessions open now (RunningRelay.sessions). */
   get open(): number {
     return this.states.size
   }
@@ -96,6 +96,7 @@ export class RelaySessions {
       {
         sessionId: session.id,
         client: address,
+        listener: state.listener,
         messages: state.messages,
         accountId: state.caller?.accountId,
       },
