@@ -47,7 +47,7 @@ describe('a message that needs SMTPUTF8', () => {
     expect(sent.subject).toBe('Grüße')
   })
 
-  it('to a server without SMTPUTF8 is never sent, and ends failed with that reason', async () => {
+  it('to a server without SMTPUTF8 is never sent, and ends failed with that reason, suppressing no one', async () => {
     const s = await senderTo(false)
     const accepted = await submitted(app, s, UTF8_MESSAGE, {
       recipients: ['zoe@example.com'],
@@ -60,6 +60,10 @@ describe('a message that needs SMTPUTF8', () => {
     ])
     expect(s.sink.messages).toHaveLength(0)
     expect(s.sink.declaredSizes).toHaveLength(0)
+    // The provider's limit says nothing of the recipient's mailbox: no suppression.
+    const [row] = await app.services.sql<{ n: number }[]>`
+      select count(*)::int as n from suppressions where account_id = ${s.accountId}`
+    expect(row?.n).toBe(0)
   })
 
   it('is told by an envelope address that is not ASCII, without the client asking', async () => {
