@@ -27,7 +27,8 @@ export async function applyReport(
   // A delay or delivery notice says nothing to record: it is mail like any other.
   if (lines.length === 0) return { fate: 'other', recorded: [] }
   if (!report.messageId) return { fate: 'unmatched', recorded: [] }
-  const result = await recordReport(db, { ...from, messageId: asStored(report.messageId) }, lines)
+  const messageId = storable(asStored(report.messageId), 998) ?? ''
+  const result = await recordReport(db, { ...from, messageId }, lines)
   return { fate: result.matched > 0 ? 'handled' : 'unmatched', recorded: result.recorded }
 }
 
@@ -53,15 +54,30 @@ export function linesOf(report: Report): ReportLine[] {
   return [...lines.values()]
 }
 
+/** The longest diagnostic kept: a server's reply is a line or two, a stranger's may be anything. */
+const MAX_DIAGNOSTIC = 1000
+
+/**
+ * Text from a report as PostgreSQL can hold it: no U+0000, no lone surrogate (a report is a
+ * stranger's bytes; one the database refused would be read again every minute, and every
+ * message after it would wait), and a diagnostic no longer than MAX_DIAGNOSTIC.
+ */
+function storable(text: string | null, max = MAX_DIAGNOSTIC): string | null {
+  if (text === null) return null
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what is replaced
+  const clean = text.toWellFormed().replace(/\u0000/g, '\uFFFD')
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean
+}
+
 function bounceLine(r: ReportedRecipient): ReportLine | null {
   const failed = r.action === null ? !r.status?.startsWith('4') : r.action.toLowerCase() === 'failed'
   if (!failed || !r.email) return null
   const hard = isHardBounce(r)
   return {
-    recipient: r.email.toLowerCase(),
+    recipient: storable(r.email.toLowerCase(), 320),
     kind: 'bounced',
-    status: r.status,
-    diagnostic: r.diagnostic,
+    status: storable(r.status, 32),
+    diagnostic: storable(r.diagnostic),
     suppression: hard
       ? { reason: 'hard_bounce', strength: suppressionStrength({ reason: 'hard_bounce', scope: 'all' }) }
       : null,
@@ -70,10 +86,10 @@ function bounceLine(r: ReportedRecipient): ReportLine | null {
 
 function complaintLine(email: string | null, feedbackType: string | undefined): ReportLine {
   return {
-    recipient: email ? email.toLowerCase() : null,
+    recipient: email ? storable(email.toLowerCase(), 320) : null,
     kind: 'complained',
     status: null,
-    diagnostic: feedbackType ?? null,
+    diagnostic: storable(feedbackType ?? null),
     suppression: {
       reason: 'complaint',
       strength: suppressionStrength({ reason: 'complaint', scope: 'all' }),

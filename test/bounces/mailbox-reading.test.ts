@@ -4,6 +4,7 @@
  * place, a login that fails without stopping mail, a folder renumbered, and a report read twice.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { applyReport } from '../../src/bounces/effects.ts'
 import { getMailbox } from '../../src/connections/mailbox.ts'
 import { sealPassword } from '../../src/smtp/secret-box.ts'
 import { useTestApp } from '../support/app.ts'
@@ -23,7 +24,7 @@ const app = useTestApp()
 let server: TestDovecot
 
 beforeAll(async () => {
-  const users = ['soft', 'left', 'staying', 'failing', 'renumbered', 'twice', 'redacted'].map(
+  const users = ['soft', 'left', 'staying', 'failing', 'renumbered', 'twice', 'redacted', 'hostile'].map(
     (u) => `${u}@example.com`,
   )
   server = await startDovecot(inject('tls'), users as [string, ...string[]])
@@ -212,5 +213,30 @@ describe('a reading of a connection mailbox', () => {
       suppressed: true,
     })
     expect(await reportRows(several.id)).toBe(0)
+  })
+
+  it('records a report whose text holds characters the database cannot, rather than failing on it every minute', async () => {
+    const s = await senderWithMailbox(app, server, user(7))
+    const email = await sentEmail(app, s, { to: 'gone@example.com' })
+    // IMAP carries no NUL, but a server with BINARY may; a parser hands on what it was given.
+    const report = {
+      kind: 'bounce' as const,
+      format: 'dsn' as const,
+      messageId: email.messageId,
+      recipients: [
+        {
+          email: 'gone@example.com',
+          action: 'failed',
+          status: '5.1.1',
+          diagnostic: '550 no\u0000such \ud800user',
+        },
+      ],
+    }
+    const from = { accountId: s.accountId, connectionId: s.connectionId }
+    expect(await applyReport(app.services.sql, from, report)).toMatchObject({ fate: 'handled' })
+    expect((await emailShown(s.key, email.id)).history.at(-1)).toMatchObject({
+      type: 'bounced',
+      diagnostic: '550 no\uFFFDsuch \uFFFDuser',
+    })
   })
 })
