@@ -90,8 +90,9 @@ interface Decided {
 
 /**
  * One message at a time, as the server sends them (in UID order, as their sequence numbers go),
- * so that a reading holds one source in memory. No other command may run while a FETCH is read:
- * the marking waits for its end, and after a failure the rest of the answer is only drained.
+ * each decided as it arrives and let go, never the whole reading's sources gathered first. No
+ * other command may run while a FETCH is read: the marking waits for its end, and after a
+ * failure the rest of the answer is only drained.
  */
 async function decideEach(
   client: ImapFlow,
