@@ -2,6 +2,7 @@ import { attachments } from './attachments.ts'
 import { audienceBatch } from './audience-batch.ts'
 import { audienceImport } from './audience-import.ts'
 import { batch } from './batch.ts'
+import { coldStart } from './cold-start.ts'
 import { bigOutbox } from './big-outbox.ts'
 import { enqueue } from './enqueue.ts'
 import { hostile } from './hostile.ts'
@@ -10,6 +11,7 @@ import { send } from './send.ts'
 import { storage } from './storage.ts'
 import { sustained } from './sustained.ts'
 import { tenants } from './tenants.ts'
+import { workers } from './workers.ts'
 import { webhooks } from './webhooks.ts'
 
 /**
@@ -34,4 +36,6 @@ export const SCENARIOS = [
   storage,
   retention,
   tenants,
+  workers,
+  coldStart,
 ]

@@ -91,7 +91,7 @@ function transactionalRow(name: string, watch: SinkWatch, count: number, seconds
  * One batch alone, then every batcher's at once beside the transactional mail, which runs until
  * the last batch recipient arrived.
  */
-async function batchesBeside(
+export async function batchesBeside(
   watch: SinkWatch,
   batchers: Tenant[],
   audiences: number[],

@@ -25,8 +25,14 @@ export interface DrainOptions {
   sliceMs: number
 }
 
-/** A wait this short is slept through; a longer one ends the run and schedules the next. */
-const SLEEP_THROUGH_MS = 2_000
+/**
+ * A wait this short is slept through; a longer one ends the run and schedules the next, handing
+ * the worker slot on meanwhile: a connection paced at a few a second would otherwise hold a slot
+ * asleep for most of its slice, and with more such connections than slots each would send at
+ * the pace of its turns rather than its own. Its next run is found at the worker's next poll,
+ * by when its bucket holds up to a second of sending again.
+ */
+const SLEEP_THROUGH_MS = 50
 
 /**
  * One run of a connection's queue: sends its due mail, `lanes` messages at a time, until nothing

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { seedAccount, useTestApp } from '../support/app.ts'
-import { email, enqueued, waitFor, waitForOutboxStatus } from '../support/queue.ts'
+import { email, enqueued, waitFor } from '../support/queue.ts'
 import { type Sender, senderAddress, startSender } from '../support/sending.ts'
 
 const app = useTestApp({}, { each: true })
@@ -35,12 +35,13 @@ describe('queue runs share the worker slots', () => {
       await enqueued(app, second.key, email({ subject: `second ${i}` }))
     }
     // Queued last, on a connection of its own: its run is asked for after both busy ones.
-    const late = await enqueued(app, other.key, email({ subject: 'late' }))
+    await enqueued(app, other.key, email({ subject: 'late' }))
     // One slot for three connections; a slice of no time: each run hands on after its first round.
     await app.worker({ concurrency: 1, lanes: 2, queueSliceMs: 0 })
-    await waitForOutboxStatus(app, other.account.id, late, 'sent')
-    await waitFor('every message at the sink', () =>
-      busy.sink.messages.length === 2 * BUSY_MESSAGES + 1 ? true : undefined,
+    await waitFor(
+      'every message at the sink',
+      () => (busy.sink.messages.length === 2 * BUSY_MESSAGES + 1 ? true : undefined),
+      30_000,
     )
     const arrived = subjects(busy)
     const lateAt = arrived.indexOf('late')
@@ -73,5 +74,24 @@ describe('queue runs share the worker slots', () => {
       30_000,
     )
     expect(subjects(busy)).toEqual(['busy 0', 'late', 'busy 1', 'busy 2'])
+  })
+
+  it('a paced connection waiting for its next token hands its slot on meanwhile', {
+    timeout: 60_000,
+  }, async () => {
+    // Sixty a minute: a burst of ten, then one a second.
+    const paced = await startSender(app, 'paced', { plan: 'pro', rate: 60 })
+    const other = await neighbour(paced, 'other')
+    for (let i = 0; i < 14; i++) await enqueued(app, paced.key, email({ subject: `paced ${i}` }))
+    await enqueued(app, other.key, email({ subject: 'late' }))
+    // One slot, and a slice long enough that only the waits can hand it on.
+    await app.worker({ concurrency: 1, queueSliceMs: 60_000 })
+    await waitFor(
+      'every message at the sink',
+      () => (paced.sink.messages.length === 15 ? true : undefined),
+      30_000,
+    )
+    const arrived = subjects(paced)
+    expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('paced 13'))
   })
 })
