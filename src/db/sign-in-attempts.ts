@@ -40,6 +40,21 @@ export async function countAttempt(
   return { attempts: row?.attempts ?? 0, endsInMs: row?.ends_in_ms ?? 0 }
 }
 
+/** The subject's attempts in its window still open (none once it ended), without counting one, and when it ends. */
+export async function attemptsOf(
+  db: Db,
+  subject: string,
+  window: Window,
+): Promise<{ attempts: number; endsInMs: number }> {
+  const [row] = await db<{ attempts: number; ends_in_ms: number }[]>`
+    select attempts,
+      ceil(extract(epoch from window_start + make_interval(mins => ${window.minutes}) - mailroom_now()) * 1000)::float8
+        as ends_in_ms
+    from sign_in_attempts
+    where subject = ${subject} and window_start > mailroom_now() - make_interval(mins => ${window.minutes})`
+  return { attempts: row?.attempts ?? 0, endsInMs: row?.ends_in_ms ?? 0 }
+}
+
 /** Takes back one attempt of the subject (it succeeded). */
 export async function forgiveAttempt(db: Db, subject: string): Promise<void> {
   await db`update sign_in_attempts set attempts = attempts - 1 where subject = ${subject} and attempts > 0`

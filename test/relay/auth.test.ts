@@ -65,13 +65,25 @@ describe('AUTH on the SMTP relay: the username is free, the password is an API k
     await expect(relayClient(fixture.relay, key, { localAddress: '127.0.0.33' }).verify()).resolves.toBe(true)
   })
 
-  it('a right key forgives its attempt: a busy client that authenticates often is never throttled', async () => {
+  it('a right key is never counted: a busy client that authenticates often is never throttled', async () => {
     const key = await proKey()
     for (let i = 0; i <= RELAY_AUTH_LIMIT.attempts; i++) {
       await expect(relayClient(fixture.relay, key, { localAddress: '127.0.0.34' }).verify()).resolves.toBe(
         true,
       )
     }
+  })
+
+  it('accepts the right key from more sessions of one address at once than the failure limit, and throttles none of them', async () => {
+    const key = await proKey()
+    const client = { localAddress: '127.0.0.35', clearText: true }
+    const sessions = Array.from({ length: 2 * RELAY_AUTH_LIMIT.attempts }, () =>
+      relayClient(fixture.relay, key, client).verify(),
+    )
+    expect(await Promise.allSettled(sessions)).toEqual(
+      sessions.map(() => ({ status: 'fulfilled', value: true })),
+    )
+    await expect(relayClient(fixture.relay, key, client).verify()).resolves.toBe(true)
   })
 
   it('lets a client on this host AUTH without TLS', async () => {
