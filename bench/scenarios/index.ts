@@ -2,17 +2,18 @@ import { attachments } from './attachments.ts'
 import { audienceBatch } from './audience-batch.ts'
 import { audienceImport } from './audience-import.ts'
 import { batch } from './batch.ts'
-import { coldStart } from './cold-start.ts'
 import { bigOutbox } from './big-outbox.ts'
+import { coldStart } from './cold-start.ts'
 import { enqueue } from './enqueue.ts'
 import { hostile } from './hostile.ts'
+import { relay } from './relay.ts'
 import { retention } from './retention.ts'
 import { send } from './send.ts'
 import { storage } from './storage.ts'
 import { sustained } from './sustained.ts'
 import { tenants } from './tenants.ts'
-import { workers } from './workers.ts'
 import { webhooks } from './webhooks.ts'
+import { workers } from './workers.ts'
 
 /**
  * Every scenario, in the order `npm run bench` runs them, each between two raw baselines
@@ -23,6 +24,7 @@ import { webhooks } from './webhooks.ts'
 export const SCENARIOS = [
   send,
   enqueue,
+  relay,
   batch,
   audienceImport,
   audienceBatch,
