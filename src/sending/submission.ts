@@ -6,7 +6,6 @@ import type { Tag } from '../db/outbox-types.ts'
 import { enqueueMessages } from '../db/queue-entry.ts'
 import { storeRawMessage } from '../db/raw-messages.ts'
 import type { Sql } from '../db/sql.ts'
-import type { FastPath } from '../fast-path/fast-path.ts'
 import { TagsSchema } from '../generated/routes.ts'
 import type { Caller } from '../keys/caller.ts'
 import { preparedMessage, TAGS_HEADER } from '../smtp/submitted-message.ts'
@@ -16,14 +15,13 @@ import { checkedTags } from './tags.ts'
 
 /**
  * Mail submitted over SMTP: the relay's door (src/relay/) calls these two, in this order, and
- * answers by their outcome. Both take `{ sql, fastPath }` (members of Services) as their first
- * parameter, and raise the error catalog's AppErrors, the same codes /enqueue raises:
+ * answers by their outcome. Both take `{ sql }` (Services will do) as their first parameter,
+ * and raise the error catalog's AppErrors, the same codes /enqueue raises:
  * FEATURE_NOT_AVAILABLE (a Free account), CONNECTION_SCOPE_MISMATCH, CONNECTION_NOT_FOUND
  * (no such connection, or a disabled one); the door maps them to SMTP replies.
  */
 export interface SubmissionServices {
   sql: Sql
-  fastPath: FastPath
 }
 
 /**
