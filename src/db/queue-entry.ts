@@ -6,6 +6,7 @@ import type { StoredAttachment } from './message-fields.ts'
 import { messageColumns } from './outbox-records.ts'
 import type { EmailSource, OutboxMessage, Tag } from './outbox-types.ts'
 import type { Db } from './sql.ts'
+import { suppressedAmong } from './suppressions.ts'
 
 /**
  * Putting mail in the queue: an outbox record in status `queued` and the run of its
@@ -42,6 +43,8 @@ export interface QueuedMessage extends Omit<OutboxMessage, 'connectionId'> {
    * are stored in the same transaction (storeRawMessage). Without it, the message is composed.
    */
   raw?: { size: number; smtpUtf8: boolean }
+  /** Refuse it as `suppressed`, queuing nothing, when a recipient is suppressed for all mail. */
+  suppressible?: boolean
 }
 
 /** A message put in the queue: its outbox id, and when. */
@@ -64,21 +67,26 @@ export async function enqueueMessages(
   return (await enqueueRechecked(db, connectionId, messages)).map(queuedWithoutRecheck)
 }
 
-/** What enqueueRechecked answered for a message without a recheck: queued, never stale. */
-export function queuedWithoutRecheck(queued: Queued | 'stale'): Queued {
-  if (queued === 'stale') throw new Error('a message without a recheck was refused as stale')
+/** Why enqueueRechecked queued a message not: its recheck no longer holds, or it was asked to look for suppressed recipients and found one. */
+export type NotQueued = 'stale' | 'suppressed'
+
+/** What enqueueRechecked answered for a message without a recheck or a look at suppressions: queued. */
+export function queuedWithoutRecheck(queued: Queued | NotQueued): Queued {
+  if (typeof queued === 'string')
+    throw new Error(`a message that asked for no check was refused as ${queued}`)
   return queued
 }
 
 /**
- * enqueueMessages for messages that may carry a recheck (see Recheck): one whose recheck no
- * longer holds is not queued, and answers `stale`.
+ * enqueueMessages for messages that may carry a recheck (see Recheck) or ask to be refused when
+ * suppressed (`suppressible`): one whose recheck no longer holds is not queued and answers
+ * `stale`; one with a recipient the account suppressed for all mail answers `suppressed`.
  */
 export async function enqueueRechecked(
   db: Db,
   connectionId: number,
   messages: (QueuedMessage & { recheck?: Recheck })[],
-): Promise<(Queued | 'stale')[]> {
+): Promise<(Queued | NotQueued)[]> {
   if (messages.length === 0) return []
   const served = currentRequestId() ?? null
   const rows = messages.map((m) => ({
@@ -97,20 +105,26 @@ export async function enqueueRechecked(
     source: m.source ?? (m.batchId === undefined ? 'api' : 'batch'),
     raw_size: m.raw?.size ?? null,
     needs_smtputf8: m.raw?.smtpUtf8 ?? false,
+    suppressible: m.suppressible ?? false,
   }))
   const holds = recheckHolds(db, db`m.recheck`, db`m.account_id`, db`${connectionId}::int`)
-  const answered = await db<{ id: number | null; queued_at: Date | null; stale: number | null }[]>`
+  const envelope = db`m.to_addresses || m.cc_addresses || m.bcc_addresses`
+  const answered = await db<
+    { id: number | null; queued_at: Date | null; refused_n: number | null; refused: NotQueued | null }[]
+  >`
     with asked as materialized (
-      select m.*, case when m.recheck is null then true else coalesce(${holds}, false) end as holds
+      select m.*, case when m.recheck is null then true else coalesce(${holds}, false) end as holds,
+        m.suppressible and exists (${suppressedAmong(db, db`m.account_id`, envelope)}) as suppressed
       from rows from (jsonb_to_recordset(${db.json(rows)}) as (
              account_id int, from_address text, to_addresses text[], cc_addresses text[], bcc_addresses text[],
              subject text, text_body text, html_body text, message_id text, batch_id int, reply_to text,
              request_id text, recheck jsonb, headers jsonb, attachments jsonb, contents text[], tags jsonb,
-             scheduled_at timestamptz, recipients jsonb, source text, raw_size int, needs_smtputf8 boolean))
+             scheduled_at timestamptz, recipients jsonb, source text, raw_size int, needs_smtputf8 boolean,
+             suppressible boolean))
            with ordinality as m(account_id, from_address, to_addresses, cc_addresses, bcc_addresses, subject,
                                 text_body, html_body, message_id, batch_id, reply_to, request_id, recheck,
                                 headers, attachments, contents, tags, scheduled_at, recipients, source,
-                                raw_size, needs_smtputf8, n)
+                                raw_size, needs_smtputf8, suppressible, n)
     ), queued as (
       insert into outbox (account_id, connection_id, status, from_address, to_addresses, cc_addresses,
                           bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
@@ -121,7 +135,7 @@ export async function enqueueRechecked(
              bcc_addresses, subject, text_body, html_body, message_id, batch_id, reply_to,
              coalesce(scheduled_at, mailroom_now()), request_id, headers, attachments, tags, scheduled_at,
              recipients, source, raw_size, needs_smtputf8
-      from asked where holds
+      from asked where holds and not suppressed
       order by n
       returning id, created_at as queued_at, message_id
     ), stored as (
@@ -131,16 +145,18 @@ export async function enqueueRechecked(
         unnest(a.contents) with ordinality as c(content, position)
     ), run as (${queueRunRequest(db, connectionId)})
     -- Referring to the run makes it happen; ids follow the messages' order.
-    select id, queued_at, null::int as stale from queued, (select count(*) from run) as requested
+    select id, queued_at, null::int as refused_n, null as refused from queued, (select count(*) from run) as requested
     union all
-    select null, null, n::int from asked where not holds
+    select null, null, n::int, case when holds then 'suppressed' else 'stale' end
+    from asked where not holds or suppressed
     order by id`
-  const stale = new Set(answered.flatMap((a) => (a.stale === null ? [] : [a.stale])))
-  const inOrder = answered.filter((a): a is Queued & { stale: null } => a.id !== null)
-  if (inOrder.length + stale.size !== messages.length) throw new Error('a queued message was not recorded')
+  const refused = new Map(answered.flatMap((a) => (a.refused_n === null ? [] : [[a.refused_n, a.refused]])))
+  const inOrder = answered.filter((a): a is Queued & { refused_n: null; refused: null } => a.id !== null)
+  if (inOrder.length + refused.size !== messages.length) throw new Error('a queued message was not recorded')
   let next = 0
   return messages.map((_, i) => {
-    if (stale.has(i + 1)) return 'stale'
+    const notQueued = refused.get(i + 1)
+    if (notQueued) return notQueued
     const { id, queued_at } = inOrder[next++] as Queued
     return { id, queued_at }
   })

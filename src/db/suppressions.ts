@@ -161,7 +161,7 @@ export function suppressedForAll(
  * n: the address's place from 1), each address looked up by the unique index. A statement that
  * writes for a request puts this in it, so that looking costs no statement of its own.
  */
-export function suppressedAmong(db: Db, accountId: number, addresses: Fragment): Fragment {
+export function suppressedAmong(db: Db, accountId: number | Fragment, addresses: Fragment): Fragment {
   return db`
     select a.address as email, s.reason, a.n
     from unnest(${addresses}) with ordinality as a(address, n)

@@ -1,7 +1,7 @@
 import type { Recheck } from '../db/fast-path.ts'
 import { settleAttempts } from '../db/outbox-records.ts'
 import type { AttemptSettlement, MessageBodies } from '../db/outbox-types.ts'
-import { enqueueRechecked, type Queued, type QueuedMessage } from '../db/queue-entry.ts'
+import { enqueueRechecked, type NotQueued, type Queued, type QueuedMessage } from '../db/queue-entry.ts'
 import {
   type AttemptToRecord,
   type FindingsAsked,
@@ -35,9 +35,9 @@ export interface SendStatements {
   settle(connectionId: number, attempt: AttemptSettlement): Promise<void>
   /**
    * Queues a message with the others of its connection then waiting (see enqueueRechecked):
-   * `stale` if its recheck no longer holds.
+   * `stale` if its recheck no longer holds, `suppressed` if it asked and a recipient is.
    */
-  enqueue(connectionId: number, message: QueuedMessage & { recheck?: Recheck }): Promise<Queued | 'stale'>
+  enqueue(connectionId: number, message: QueuedMessage & { recheck?: Recheck }): Promise<Queued | NotQueued>
 }
 
 /**

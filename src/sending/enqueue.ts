@@ -2,7 +2,7 @@ import { requireFeature } from '../accounts/features.ts'
 import { chosenConnection, connectionRef } from '../connections/selection.ts'
 import type { SendingConnection } from '../db/connections.ts'
 import type { Recheck } from '../db/fast-path.ts'
-import { type Queued, queuedWithoutRecheck } from '../db/queue-entry.ts'
+import { type NotQueued, type Queued, queuedWithoutRecheck } from '../db/queue-entry.ts'
 import type { Db } from '../db/sql.ts'
 import { type CachedRoute, cachedRoute, findAndCache } from '../fast-path/cached-route.ts'
 import type { RequestCaller } from '../fast-path/caller-cache.ts'
@@ -45,9 +45,23 @@ interface Accepted {
  * that sends it are written in one statement (with those of the connection's other requests
  * then waiting), so accepted mail always has a worker run coming. With its caller and
  * connection cached from an earlier request, that statement is the only one: it rechecks
- * they still hold, and the request reads them again if not (src/fast-path/README.md).
+ * they still hold, and the request reads them again if not (src/fast-path/README.md). The same
+ * statement refuses a request with a recipient suppressed for all mail, queuing nothing; only
+ * then are the suppressions read and the request queued without them.
  */
 export async function enqueue(
+  services: { sql: Db; fastPath: FastPath },
+  requestCaller: RequestCaller,
+  request: EmailRequest,
+  scheduledAt?: Date,
+): Promise<EnqueueResult> {
+  const queued = await enqueueUnsuppressed(services.fastPath, requestCaller, request, scheduledAt, true)
+  if (queued !== 'suppressed') return queued
+  return enqueueLeavingOut(services, requestCaller, request, scheduledAt)
+}
+
+/** POST /enqueue of a request some of whose recipients are suppressed for all mail. */
+async function enqueueLeavingOut(
   { sql, fastPath }: { sql: Db; fastPath: FastPath },
   requestCaller: RequestCaller,
   request: EmailRequest,
@@ -57,23 +71,45 @@ export async function enqueue(
   if (left.everyone) throw await suppressedRefusal(requestCaller, left.suppressed)
   // The left-out recipients are kept on the record, written by the statement that queues it.
   const leftOut = withoutSuppressed(envelopeOf(request), left.suppressed).skipped
-  const result = await enqueueUnsuppressed(fastPath, requestCaller, { ...left.request, leftOut }, scheduledAt)
+  // Not looked up again: an address suppressed since the read above is skipped when it is sent.
+  const queued = { ...left.request, leftOut }
+  const result = await enqueueUnsuppressed(fastPath, requestCaller, queued, scheduledAt, false)
   return withSuppressedSaid(result, left.suppressed)
 }
 
+/**
+ * The request queued; `suppressed` when `suppressible` and a recipient is suppressed for all mail
+ * (nothing queued).
+ */
+function enqueueUnsuppressed(
+  fastPath: FastPath,
+  requestCaller: RequestCaller,
+  request: QueuedRequest,
+  scheduledAt: Date | undefined,
+  suppressible: true,
+): Promise<EnqueueResult | 'suppressed'>
+function enqueueUnsuppressed(
+  fastPath: FastPath,
+  requestCaller: RequestCaller,
+  request: QueuedRequest,
+  scheduledAt: Date | undefined,
+  suppressible: false,
+): Promise<EnqueueResult>
 async function enqueueUnsuppressed(
   fastPath: FastPath,
   requestCaller: RequestCaller,
   request: QueuedRequest,
-  scheduledAt?: Date,
-): Promise<EnqueueResult> {
-  const queued = { ...request, scheduledAt }
+  scheduledAt: Date | undefined,
+  suppressible: boolean,
+): Promise<EnqueueResult | 'suppressed'> {
+  const queued = { ...request, scheduledAt, suppressible }
   const route = requestCaller.checked
     ? undefined
     : cachedRoute(fastPath, requestCaller, request.from, 'queued')
   const accepted =
     (route && (await enqueueOnCachedRoute(fastPath, route, queued))) ??
     (await enqueueAsFound(fastPath, await requestCaller.check(), queued))
+  if (accepted === 'suppressed') return accepted
   return {
     success: true,
     message: 'Email queued for sending',
@@ -84,26 +120,39 @@ async function enqueueUnsuppressed(
   }
 }
 
-/** An email request with the time it is scheduled for, if any, and the recipients it left out. */
-type QueuedRequest = EmailRequest & { scheduledAt?: Date | undefined; leftOut?: RecipientOutcome[] }
+/**
+ * An email request with the time it is scheduled for, if any, the recipients it left out, and
+ * whether its statement looks for suppressed recipients.
+ */
+type QueuedRequest = EmailRequest & {
+  scheduledAt?: Date | undefined
+  leftOut?: RecipientOutcome[]
+  suppressible?: boolean
+}
 
 async function enqueueOnCachedRoute(
   fastPath: FastPath,
   route: CachedRoute,
   request: QueuedRequest,
-): Promise<Accepted | undefined> {
+): Promise<Accepted | 'suppressed' | undefined> {
   const queued = await queue(fastPath, route.caller, route.connection, request, route.recheck)
   route.rechecked(queued === 'stale')
-  return queued === 'stale' ? undefined : { connection: route.connection, queued }
+  if (typeof queued === 'string') return queued === 'stale' ? undefined : queued
+  return { connection: route.connection, queued }
 }
 
-async function enqueueAsFound(fastPath: FastPath, caller: Caller, request: QueuedRequest): Promise<Accepted> {
+async function enqueueAsFound(
+  fastPath: FastPath,
+  caller: Caller,
+  request: QueuedRequest,
+): Promise<Accepted | 'suppressed'> {
   // The plan was checked on the cached caller, which may have been out of date.
   requireFeature(caller, 'asyncSending')
   const ref = connectionRef(caller, request.from)
   const found = await findAndCache(fastPath, { accountId: caller.accountId, key: null, ref })
   const connection = chosenConnection(caller, request.from, found.connection, 'queued')
-  return { connection, queued: queuedWithoutRecheck(await queue(fastPath, caller, connection, request)) }
+  const queued = await queue(fastPath, caller, connection, request)
+  return queued === 'suppressed' ? queued : { connection, queued: queuedWithoutRecheck(queued) }
 }
 
 function queue(
@@ -112,7 +161,7 @@ function queue(
   connection: SendingConnection,
   request: QueuedRequest,
   recheck?: Recheck,
-): Promise<Queued | 'stale'> {
+): Promise<Queued | NotQueued> {
   return fastPath.statements.enqueue(connection.id, {
     ...outboxMessage(caller, connection, request),
     text_body: request.text_body,
@@ -122,6 +171,7 @@ function queue(
     requestId: currentRequestId() ?? null,
     scheduledAt: request.scheduledAt,
     ...(request.leftOut?.length && { recipients: request.leftOut }),
+    ...(request.suppressible && { suppressible: true }),
     ...(recheck === undefined ? {} : { recheck }),
   })
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../src/accounts/accounts.ts'
 import { disableConnection, pauseConnection } from '../../src/connections/connections.ts'
-import { enqueueRechecked } from '../../src/db/queue-entry.ts'
+import type { Recheck } from '../../src/db/fast-path.ts'
+import { enqueueRechecked, type QueuedMessage } from '../../src/db/queue-entry.ts'
 import { revokeKey, rotateKey } from '../../src/keys/keys.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
 import { humanText } from '../support/matchers.ts'
@@ -140,9 +141,40 @@ describe("a queued message's recheck, done in the statement that queues it", () 
     const rows = await app.services.sql<{ id: number; subject: string }[]>`
       select id, subject from outbox where connection_id = ${s.connectionId} order by id`
     expect(rows.map((r) => r.subject)).toEqual(['first', 'unrechecked', 'second'])
-    expect(queued.filter((q) => q !== 'stale').map((q) => q.id)).toEqual(rows.map((r) => r.id))
+    expect(queued.flatMap((q) => (typeof q === 'string' ? [] : [q.id]))).toEqual(rows.map((r) => r.id))
 
     await app.services.sql`update connections set rate = rate + 1 where id = ${s.connectionId}`
     expect(await enqueueRechecked(app.services.sql, s.connectionId, [rateChanged])).toEqual(['stale'])
+  })
+})
+
+describe('suppressions, looked up in the statement that queues', () => {
+  it('asked to look, a message with a recipient suppressed for all mail is not queued; the rest of its round is', async () => {
+    const s = await startSender(app, 'queue-suppressed', { plan: 'pro' })
+    await app.services.sql`
+      insert into suppressions (account_id, email, reason, scope, strength, source_type)
+      values (${s.accountId}, 'Gone@Example.com', 'hard_bounce', 'all', 5, 'email'),
+             (${s.accountId}, 'news@example.com', 'unsubscribe', 'marketing', 0, 'page')`
+    const message = async (subject: string, over: Partial<QueuedMessage>) => ({
+      ...(await recheckedMessage(app, s, subject)),
+      ...over,
+    })
+    const stale = await message('stale and gone', { cc: ['gone@example.com'], suppressible: true })
+    const round = [
+      await message('gone', { bcc: ['GONE@example.com'], suppressible: true }),
+      await message('marketing only', { to: ['news@example.com'], suppressible: true }),
+      await message('not asked', { to: ['gone@example.com'] }),
+      { ...stale, recheck: { ...(stale.recheck as Recheck), plan: 'free' as const } },
+    ]
+    const queued = await enqueueRechecked(app.services.sql, s.connectionId, round)
+    expect(queued.map((q) => (typeof q === 'string' ? q : 'queued'))).toEqual([
+      'suppressed',
+      'queued',
+      'queued',
+      'stale',
+    ])
+    const rows = await app.services.sql<{ subject: string }[]>`
+      select subject from outbox where connection_id = ${s.connectionId} order by id`
+    expect(rows.map((r) => r.subject)).toEqual(['marketing only', 'not asked'])
   })
 })
