@@ -1,17 +1,16 @@
 import http from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createAccount } from '../../src/accounts/accounts.ts'
-import { PURGE_CHUNK } from '../../src/db/outbox-records.ts'
 import type { Sql } from '../../src/db/sql.ts'
-import { purgeExpired } from '../../src/sending/retention.ts'
+import { PURGE_PACE, type PurgePace, purgeExpired } from '../../src/sending/retention.ts'
 import { fillExpired } from '../fill/expired.ts'
 import { type Bench, type Figures, message, type Scenario } from '../support.ts'
 
 /**
  * Retention at scale: a Free account's records past its 7 days (2 million at 10 million records,
  * a fifth of the fill below that, 100,000 on an empty database), purged by the worker's own
- * purge (purgeExpired) while /send runs at full speed and /health is asked every 50 ms, twice:
- * all in one statement, then in chunks. Then the outbox's size, right after and once autovacuum
+ * purge (purgeExpired) while /send runs at full speed and /health is asked every 50 ms, three
+ * times: all in one statement, in chunks, and in chunks with pauses as the service does. Then the outbox's size, right after and once autovacuum
  * (as configured) has been by, or not.
  */
 const VACUUM_WAIT_SECONDS = Number(process.env.BENCH_VACUUM_WAIT ?? 90)
@@ -76,11 +75,10 @@ async function waitForAutovacuum(sql: Sql, before: string | null): Promise<Sizes
 }
 
 /**
- * One expiry and its purge: `count` expired records made, then purged `chunk` to a statement
- * while /send and /health are asked; the sizes before, with them, right after, and after
+ * One expiry and its purge: `count` expired records made, then purged at `pace` while /send and /health are asked; the sizes before, with them, right after, and after
  * autovacuum's visit when it came.
  */
-async function cycle(bench: Bench, count: number, chunk: number, label: string): Promise<Figures[]> {
+async function cycle(bench: Bench, count: number, pace: PurgePace, label: string): Promise<Figures[]> {
   const sql = bench.services.sql
   const account = await createAccount(sql, { email: `free-${Date.now()}@expiring.example`, plan: 'free' })
   const before = await sizes(sql)
@@ -93,7 +91,7 @@ async function cycle(bench: Bench, count: number, chunk: number, label: string):
   )
   const asking = until(stop, 1, () => health(bench.url).then(() => sleep(50)))
   const started = performance.now()
-  const purged = await purgeExpired(sql, chunk)
+  const purged = await purgeExpired(sql, pace)
   const seconds = (performance.now() - started) / 1000
   stop.done = true
   const [sent, healthy] = await Promise.all([sending, asking])
@@ -130,10 +128,13 @@ export const retention: Scenario = {
     const calm = await bench.measure('POST /send, no purge', (i) =>
       bench.post('/send', message(3_000_000 + i, bench.from)),
     )
-    // All in one statement, as the purge was, then as it is: a chunk a statement. The second
-    // expiry also shows whether the space the first left is used again.
-    const whole = await cycle(bench, count, count + 1, 'in one statement')
-    const chunked = await cycle(bench, count, PURGE_CHUNK, `${PURGE_CHUNK} a statement`)
-    return [{ ...calm, target: NOT_STALLED }, ...whole, ...chunked]
+    // All in one statement, as the purge was; in chunks without a pause; then as it is, in
+    // chunks with its pauses. The later expiries also show whether the space the first left
+    // is used again.
+    const { chunk } = PURGE_PACE
+    const whole = await cycle(bench, count, { chunk: count + 1, rest: 0 }, 'in one statement')
+    const chunked = await cycle(bench, count, { chunk, rest: 0 }, `${chunk} a statement`)
+    const paced = await cycle(bench, count, PURGE_PACE, `${chunk} a statement, paced`)
+    return [{ ...calm, target: NOT_STALLED }, ...whole, ...chunked, ...paced]
   },
 }

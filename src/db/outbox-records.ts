@@ -216,9 +216,6 @@ export async function settleInterrupted(
 /** Said of mail whose connection was deleted while it waited (docs/decisions.md, "Connection selection"). */
 export const CONNECTION_DELETED = 'connection deleted'
 
-/** Records one statement of the purge deletes at most (see purgeOutbox). */
-export const PURGE_CHUNK = 5000
-
 /**
  * Up to `limit` of the sent, failed and canceled records past their plan's retention, except
  * those of a batch that still exists, deleted. Each account's are found through its index on
@@ -239,22 +236,4 @@ export async function purgeOutboxChunk(
         limit ${limit}) e
       limit ${limit})`
   return gone.count
-}
-
-/**
- * Every record past its plan's retention, a chunk per statement: millions expiring at once (a
- * plan's change, a long-stopped purge) are never one transaction that holds their locks, its
- * WAL and autovacuum's horizon for minutes while mail is sent.
- */
-export async function purgeOutbox(
-  db: Db,
-  retentionDays: Record<Plan, number>,
-  chunk = PURGE_CHUNK,
-): Promise<number> {
-  let total = 0
-  for (;;) {
-    const gone = await purgeOutboxChunk(db, retentionDays, chunk)
-    total += gone
-    if (gone < chunk) return total
-  }
 }

@@ -88,7 +88,7 @@ describe('the retention purge and queued mail', () => {
     const gone = await Promise.all(Array.from({ length: 7 }, (_, i) => record(free, 8 + i, 'failed')))
     const kept = [await record(free, 1, 'sent'), await record(free, 40, 'sending')]
 
-    const purged = await purgeExpired(app.services.sql, 2)
+    const purged = await purgeExpired(app.services.sql, { chunk: 2, rest: 0 })
 
     expect(purged.outbox).toBe(gone.length)
     expect(await remaining([...gone, ...kept])).toEqual(kept)
