@@ -15,6 +15,7 @@ import {
 } from '../imap/reader.ts'
 import type { Logger } from '../log.ts'
 import type { ReportMetrics } from '../metrics.ts'
+import { PLAN_LIMITS } from '../plans.ts'
 import { openPassword } from '../smtp/secret-box.ts'
 import { applyReport, type ReportFate } from './effects.ts'
 import { readReport } from './report.ts'
@@ -93,10 +94,21 @@ async function readOnce(
   const client = await openImap(login, deps.allowPrivate)
   try {
     const cursor = { uidValidity: mailbox.uidvalidity, lastUid: mailbox.last_uid }
-    return await readFolder(client, mailbox.folder, cursor, { ...limits, move: mailbox.move_handled }, decide)
+    const options = { ...limits, move: mailbox.move_handled, since: oldestMatchable() }
+    return await readFolder(client, mailbox.folder, cursor, options, decide)
   } finally {
     await client.logout().catch(() => client.close())
   }
+}
+
+/**
+ * A folder read from its start is read from the oldest day a report could still find its email:
+ * no plan keeps an email longer than this, so older mail (a big INBOX shared with the SMTP login)
+ * is never fetched.
+ */
+function oldestMatchable(): Date {
+  const days = Math.max(...Object.values(PLAN_LIMITS).map((p) => p.retentionDays))
+  return new Date(Date.now() - days * 86_400_000)
 }
 
 /** What is done with each message read: its report applied, and counted. */

@@ -39,7 +39,8 @@ export const PROCESSED_FOLDER = ['Mailroom', 'Processed']
  * Reads the messages that arrived in `folder` since `cursor`, oldest first, without marking
  * them seen, and hands each to `decide`. Those it handled are then marked seen and, with
  * `move`, moved to PROCESSED_FOLDER; nothing is ever deleted. A changed UIDVALIDITY means the
- * old last UID says nothing any more, so the folder is read anew.
+ * old last UID says nothing any more, so the folder is read anew. Read from its start (the first
+ * time, or anew), only the messages that arrived `since` are read, when given.
  *
  * The cursor returned stands after the last message decided; should `decide` throw, the messages
  * decided before it are still marked and moved, and the answer says what failed: the next reading
@@ -49,7 +50,7 @@ export async function readFolder(
   client: ImapFlow,
   folder: string,
   cursor: MailboxCursor,
-  options: ReadLimits & { move: boolean },
+  options: ReadLimits & { move: boolean; since?: Date },
   decide: (message: FolderMessage) => Promise<MessageFate>,
 ): Promise<FolderReading> {
   const lock = await client.getMailboxLock(folder)
@@ -57,7 +58,7 @@ export async function readFolder(
     const uidValidity = client.mailbox ? String(client.mailbox.uidValidity) : null
     const renumbered = cursor.uidValidity !== null && uidValidity !== cursor.uidValidity
     const after = renumbered || cursor.uidValidity === null ? 0 : cursor.lastUid
-    const uids = await newUids(client, after, options.messages)
+    const uids = await newUids(client, after, options.messages, after === 0 ? options.since : undefined)
     const decided = await decideEach(client, uids, options.maxBytes, decide)
     if (decided.handled.length > 0) await settleHandled(client, decided.handled, options.move)
     return {
@@ -72,9 +73,10 @@ export async function readFolder(
   }
 }
 
-async function newUids(client: ImapFlow, after: number, limit: number): Promise<number[]> {
+async function newUids(client: ImapFlow, after: number, limit: number, since?: Date): Promise<number[]> {
   // "n:*" always names the last message, even one older than n: filter by the UID itself.
-  const found = (await client.search({ uid: `${after + 1}:*` }, { uid: true })) || []
+  const query = since ? { uid: `${after + 1}:*`, since } : { uid: `${after + 1}:*` }
+  const found = (await client.search(query, { uid: true })) || []
   return found
     .filter((uid) => uid > after)
     .sort((a, b) => a - b)

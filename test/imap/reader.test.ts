@@ -6,7 +6,7 @@ import {
   type MessageFate,
   readFolder,
 } from '../../src/imap/reader.ts'
-import { startDovecot, type TestDovecot } from '../support/dovecot.ts'
+import { imapClient, startDovecot, type TestDovecot } from '../support/dovecot.ts'
 import { folderMessages } from '../support/mailbox-reading.ts'
 
 let server: TestDovecot
@@ -102,5 +102,30 @@ describe('reading new messages from a folder', () => {
     await server.append(server.user, `Subject: big\r\n\r\n${'x'.repeat(5000)}\r\n`, 'Big')
     const done = await read('Big', START, { maxBytes: 1000 })
     expect(done.seen[0]?.length).toBe(1000)
+  })
+
+  it('reads a folder from its start only as far back as asked', async () => {
+    const client = imapClient(server, server.user, inject('tls'))
+    await client.connect()
+    try {
+      await client.mailboxCreate('Old')
+      await client.append('Old', message(11), [], new Date(Date.now() - 200 * 86_400_000))
+      await client.append('Old', message(12))
+    } finally {
+      await client.logout()
+    }
+    const since = new Date(Date.now() - 90 * 86_400_000)
+    const client2 = await openImap({ host: server.host, port: 993, ...server.user }, true)
+    const seen: string[] = []
+    try {
+      const limits = { messages: 100, maxBytes: 1_000_000, move: false, since }
+      await readFolder(client2, 'Old', START, limits, async (m) => {
+        seen.push(m.source.toString())
+        return 'left'
+      })
+    } finally {
+      await client2.logout()
+    }
+    expect(seen).toEqual([message(12)])
   })
 })
