@@ -91,6 +91,8 @@ export async function deliver(
       messageId: message.messageId,
       callerWaits: message.callerWaits,
       smtpUtf8: message.submitted?.smtpUtf8 === true,
+      // A composed message is 7-bit (its parts encoded); an app's may not be.
+      eightBit: message.submitted !== undefined,
     })
     outcome = outcomeOfSent(message.envelope, info)
   } catch (error) {

@@ -92,6 +92,8 @@ export interface PoolMessageSource {
   messageId: string
   /** Ours, not nodemailer's: marks a message a caller waits for, in the pool's queue. */
   callerWaits: boolean
+  /** Declare `BODY=8BITMIME` to a server that offers it: the bytes may hold 8-bit text. */
+  eightBit?: boolean
   /** A stream of the bytes, made again if the pool requeues the message on another session. */
   stream(): Readable
   /**
@@ -110,7 +112,7 @@ export interface PooledMessage {
   data: Record<string, never>
   callerWaits: boolean
   message: {
-    getEnvelope(): PoolMessageSource['envelope'] & { size: number }
+    getEnvelope(): PoolMessageSource['envelope'] & { size: number; use8BitMime?: boolean }
     messageId(): string
     getHeader(key: string): string | undefined
     createReadStream(): Readable
@@ -166,7 +168,7 @@ export function pooledMessage(source: PoolMessageSource): PooledMessage {
       getEnvelope: () =>
         source.sendable?.() === false
           ? { from: source.envelope.from, to: [], size: source.size }
-          : { ...source.envelope, size: source.size },
+          : { ...source.envelope, size: source.size, use8BitMime: source.eightBit === true },
       messageId: () => source.messageId,
       getHeader: (key) => (key.toLowerCase() === 'message-id' ? source.messageId : undefined),
       createReadStream: () => source.stream(),

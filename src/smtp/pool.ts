@@ -113,6 +113,8 @@ export interface RawMessage {
   callerWaits?: boolean
   /** The message needs SMTPUTF8: it is never sent to a server that does not offer it. */
   smtpUtf8?: boolean
+  /** Its bytes are an app's, which may hold 8-bit text: declared so to a server offering 8BITMIME. */
+  eightBit?: boolean
 }
 
 const limits = new WeakMap<SmtpPool, SessionLimit>()
@@ -143,6 +145,7 @@ export function sendRaw(transporter: Transporter, message: RawMessage): Promise<
     size: message.raw.length,
     messageId: message.messageId,
     callerWaits: message.callerWaits === true,
+    eightBit: message.eightBit === true,
     stream: () => new WholeMessage(message.raw),
     sendable: () => {
       unoffered = message.smtpUtf8 === true && !offeredExtensions(pool)?.includes('SMTPUTF8')

@@ -68,6 +68,8 @@ describe('a submitted message goes on as the app wrote it', () => {
     expect(received.raw).toBe(expected)
     expect(received.envelope.from).toBe(s.from)
     expect([...received.envelope.to].sort()).toEqual([...RECIPIENTS].sort())
+    // Its body is 8-bit text, declared as such to a server that offers 8BITMIME.
+    expect(s.sink.declaredBodies).toEqual(['8BITMIME'])
 
     const sent = await waitForOutboxStatus(app, s.accountId, accepted.outboxId, 'sent')
     expect(sent).toMatchObject({

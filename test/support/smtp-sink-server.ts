@@ -28,6 +28,7 @@ export interface SinkState {
   refusedSessions: number
   mostSessionsAtOnce: number
   declaredSizes: (number | null)[]
+  declaredBodies: (string | null)[]
   dataBytes: number
   /** `<session id> <name>` of each EHLO name, once per session. */
   ehloNames: string[]
@@ -117,6 +118,7 @@ export function sinkServer(state: SinkState, options: SmtpSinkOptions): SMTPServ
       noteEhlo(state, session)
       const declared = address.args ? (address.args as Record<string, string>).SIZE : undefined
       state.declaredSizes.push(declared === undefined ? null : Number(declared))
+      state.declaredBodies.push(address.args ? ((address.args as Record<string, string>).BODY ?? null) : null)
       const refusal = behaviour.rejectMailFrom
       if (throttled(state)) return callback(tooMany())
       if (refusal) return callback(smtpError(refusal.code, refusal.message))

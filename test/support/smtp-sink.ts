@@ -94,6 +94,8 @@ export interface SmtpSink {
   readonly mostSessionsAtOnce: number
   /** The `SIZE=` each MAIL FROM declared, in order (null: none). */
   readonly declaredSizes: (number | null)[]
+  /** The `BODY=` each MAIL FROM declared (`8BITMIME`), in order (null: none). */
+  readonly declaredBodies: (string | null)[]
   /** Bytes of message received after DATA, refused messages included. */
   readonly dataBytes: number
   setBehaviour(patch: Partial<SinkBehaviour>): void
@@ -147,6 +149,7 @@ export async function startSmtpSink(options: SmtpSinkOptions): Promise<SmtpSink>
     refusedSessions: 0,
     mostSessionsAtOnce: 0,
     declaredSizes: [],
+    declaredBodies: [],
     dataBytes: 0,
     ehloNames: [],
   }
@@ -183,6 +186,7 @@ function sinkOf(state: SinkState, server: SMTPServer, host: string, port: SmtpSi
       return state.mostSessionsAtOnce
     },
     declaredSizes: state.declaredSizes,
+    declaredBodies: state.declaredBodies,
     get dataBytes() {
       return state.dataBytes
     },
