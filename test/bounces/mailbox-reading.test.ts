@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { applyReport } from '../../src/bounces/effects.ts'
-import { getMailbox } from '../../src/connections/mailbox.ts'
+import { getMailbox, setMailbox } from '../../src/connections/mailbox.ts'
 import { sealPassword } from '../../src/smtp/secret-box.ts'
 import { useTestApp } from '../support/app.ts'
 import { arfReport, dsnReport } from '../support/bounce-reports.ts'
@@ -24,9 +24,17 @@ const app = useTestApp()
 let server: TestDovecot
 
 beforeAll(async () => {
-  const users = ['soft', 'left', 'staying', 'failing', 'renumbered', 'twice', 'redacted', 'hostile'].map(
-    (u) => `${u}@example.com`,
-  )
+  const users = [
+    'soft',
+    'left',
+    'staying',
+    'failing',
+    'renumbered',
+    'twice',
+    'redacted',
+    'hostile',
+    'resaved',
+  ].map((u) => `${u}@example.com`)
   server = await startDovecot(inject('tls'), users as [string, ...string[]])
 })
 afterAll(() => server?.stop())
@@ -238,5 +246,25 @@ describe('a reading of a connection mailbox', () => {
       type: 'bounced',
       diagnostic: '550 no\uFFFDsuch \uFFFDuser',
     })
+  })
+
+  it('keeps its place when the same mailbox is saved again, and reads another folder from its start', async () => {
+    const u = user(8)
+    const s = await senderWithMailbox(app, server, u)
+    await server.append(u, 'Subject: Lunch?\r\n\r\nAre you free?\r\n')
+    await server.append(u, 'Subject: Filed away\r\n\r\nx\r\n', 'Archive')
+    expect(await readOnce(app, s.connectionId)).toMatchObject({ other: 1 })
+
+    const login = { host: server.host, port: 993, username: u.username, password: u.password }
+    await setMailbox(app.services, s.connectionId, login)
+    expect(await readOnce(app, s.connectionId)).toMatchObject({ other: 0 })
+    const [kept] = await app.db.sql<{ uidvalidity: string }[]>`
+      select uidvalidity::text from connection_mailboxes where connection_id = ${s.connectionId}`
+    await setMailbox(app.services, s.connectionId, { ...login, folder: 'Archive' })
+    const [reset] = await app.db.sql<{ uidvalidity: string | null }[]>`
+      select uidvalidity::text from connection_mailboxes where connection_id = ${s.connectionId}`
+    expect(kept?.uidvalidity).not.toBeNull()
+    expect(reset?.uidvalidity).toBeNull()
+    expect(await readOnce(app, s.connectionId)).toMatchObject({ other: 1 })
   })
 })
