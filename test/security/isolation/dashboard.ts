@@ -46,6 +46,7 @@ export const DASHBOARD: Record<string, Probe[]> = {
     probe(NOT_ON_YOUR_ACCOUNT, (t) => ({ id: t.connectionId }), { phase: ACCOUNT_WIDE }),
   ],
   'GET /dashboard/keys': [probe(OWN)],
+  'GET /dashboard/smtp': [probe(OWN)],
   'POST /dashboard/keys': [
     probe(NOT_ON_YOUR_ACCOUNT, undefined, {
       body: (t) => ({ name: 'scoped', connection: String(t.connectionId) }),
