@@ -168,6 +168,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpIdleMs: read('MAILROOM_SMTP_IDLE_MS', 20_000, (raw) => wholeNumber(raw, 1, MAX_SMTP_IDLE_MS)),
     relay: relaySettings(read),
   }
+  problems.push(...mismatches(env, config))
+  if (problems.length) throw new ConfigError(`invalid settings: ${problems.join('; ')}`)
+  return config
+}
+
+/** What is wrong with settings that are each valid alone but not together. */
+function mismatches(env: NodeJS.ProcessEnv, config: Config): string[] {
+  const problems: string[] = []
   const taken = [config.port, config.relay.port, config.relay.securePort].filter((p) => p !== null && p !== 0)
   if (new Set(taken).size < taken.length) {
     problems.push('PORT, MAILROOM_SMTP_PORT and MAILROOM_SMTPS_PORT must differ (0 or off excepted)')
@@ -175,14 +183,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(env.MAILROOM_SMTP_TLS_CERT) !== Boolean(env.MAILROOM_SMTP_TLS_KEY)) {
     problems.push('MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY are set together or not at all')
   }
-  if (databaseUrl && !env.MAILROOM_SECRET) {
+  if (config.databaseUrl && !env.MAILROOM_SECRET) {
     problems.push(
       'MAILROOM_SECRET is required with DATABASE_URL: it encrypts SMTP passwords at rest ' +
         `(a random string of at least ${MIN_SECRET_LENGTH} characters; keep it)`,
     )
   }
-  if (problems.length) throw new ConfigError(`invalid settings: ${problems.join('; ')}`)
-  return config
+  return problems
 }
 
 type Reader = <T>(name: string, fallback: T, parse: (raw: string) => T | Invalid) => T
