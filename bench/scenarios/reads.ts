@@ -13,6 +13,8 @@ import type { Bench, Figures } from '../support.ts'
 /** Reads per case at most, and the seconds a case may take before it stops short of them. */
 const READS = Number(process.env.BENCH_READS ?? 100)
 const CASE_SECONDS = Number(process.env.BENCH_READ_SECONDS ?? 20)
+/** Reads of each case before those timed (a read that takes a minute at 10 million may want none). */
+const WARM_READS = Number(process.env.BENCH_READ_WARM ?? 3)
 export const READ_TARGET = { p99UnderMs: 100 }
 
 type Get = (path: string) => Promise<string>
@@ -32,13 +34,13 @@ function getter(base: string, headers: Record<string, string>): Get {
     })
 }
 
-/** `path(i)` read READS times one after another (after 3 that warm up), or for CASE_SECONDS. */
+/** `path(i)` read READS times one after another (after WARM_READS), or for CASE_SECONDS. */
 async function timedReads(
   name: string,
   get: Get,
   path: (i: number) => Promise<string> | string,
 ): Promise<Figures> {
-  for (let i = 0; i < 3; i++) await get(await path(i))
+  for (let i = 0; i < WARM_READS; i++) await get(await path(i))
   const latencies: number[] = []
   const started = performance.now()
   for (let i = 0; i < READS && performance.now() - started < CASE_SECONDS * 1000; i++) {
