@@ -199,6 +199,30 @@ export const DASHBOARD: Record<string, Probe[]> = {
     // The caller's own endpoint with the other's delivery: not one of that endpoint's.
     probe({ status: 404 }, (t, me) => ({ id: me.webhookId, delivery: t.deliveryId }), { control: false }),
   ],
+  'GET /dashboard/suppressions': [
+    probe(OWN),
+    // Searched for the other's address: nothing of theirs.
+    probe({ status: 200, text: 'No suppressed address matches.' }, undefined, {
+      query: (t) => ({ q: t.suppressedEmail }),
+      control: false,
+    }),
+  ],
+  'POST /dashboard/suppressions': [
+    probe(OWN, undefined, {
+      body: (_t, me) => ({ addresses: `${me.label}-typed-suppressed@example.com`, scope: 'all' }),
+    }),
+  ],
+  'POST /dashboard/suppressions/csv': [probe(OWN, undefined, { body: (_t, me) => csvUpload(me) })],
+  'GET /dashboard/suppressions/export.csv': [probe(OWN)],
+  'GET /dashboard/suppressions/remove': [
+    probe(NOT_ON_YOUR_ACCOUNT, undefined, { query: (t) => ({ email: t.suppressedEmail }) }),
+  ],
+  'POST /dashboard/suppressions/remove': [
+    probe(NOT_ON_YOUR_ACCOUNT, undefined, {
+      query: (t) => ({ email: t.pageSuppressedEmail }),
+      phase: DELETES,
+    }),
+  ],
   'GET /dashboard/account': [probe(OWN)],
   // Changes the caller's own password only; the other's sessions and hash stay as they were.
   'POST /dashboard/account/password': [

@@ -56,21 +56,23 @@ export interface Tenant {
   slug: string
   closedSlug: string
   unsubscribeToken: string
-  /** Addresses on the account's suppression list: one to read, one to remove. */
+  /** Addresses on the account's suppression list: one to read, one to remove by the API, one on the dashboard. */
   suppressedEmail: string
   spareSuppressedEmail: string
+  pageSuppressedEmail: string
 }
 
-/** Two suppressed addresses, added as the owner would. */
+/** Three suppressed addresses, added as the owner would. */
 async function suppressions(app: TestApp, label: string, key: string) {
   const suppressedEmail = `${label}-suppressed@example.com`
   const spareSuppressedEmail = `${label}-spare-suppressed@example.com`
+  const pageSuppressedEmail = `${label}-page-suppressed@example.com`
   const added = await app.request('/suppressions', {
     key,
-    body: { emails: [suppressedEmail, spareSuppressedEmail] },
+    body: { emails: [suppressedEmail, spareSuppressedEmail, pageSuppressedEmail] },
   })
   expect(added.status).toBe(201)
-  return { suppressedEmail, spareSuppressedEmail }
+  return { suppressedEmail, spareSuppressedEmail, pageSuppressedEmail }
 }
 
 /** The account, its connection and key, and a browser signed in as its owner. */
