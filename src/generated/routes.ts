@@ -1176,7 +1176,7 @@ export const WebhookCreateRequestSchema = z
     events: z
       .array(WebhookEventTypeSchema)
       .min(1)
-      .max(9)
+      .max(11)
       .openapi({ description: 'The event types to send (each once).' }),
     description: z
       .string()
@@ -1189,7 +1189,7 @@ export const WebhookCreateRequestSchema = z
 export const WebhookUpdateRequestSchema = z
   .object({
     url: WebhookUrlSchema.optional(),
-    events: z.array(WebhookEventTypeSchema).min(1).max(9).optional(),
+    events: z.array(WebhookEventTypeSchema).min(1).max(11).optional(),
     description: z.string().max(255).optional(),
     enabled: z.boolean().optional(),
   })

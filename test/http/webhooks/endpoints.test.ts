@@ -4,6 +4,7 @@
  * refused unless allowed (at registration and on every delivery); the body rules.
  */
 import { describe, expect, it } from 'vitest'
+import { WebhookEventTypeSchema } from '../../../src/generated/routes.ts'
 import { postWebhook } from '../../../src/net/webhook-post.ts'
 import { seedAccount, startTestApp, useTestApp } from '../../support/app.ts'
 
@@ -135,6 +136,20 @@ describe('webhook endpoints', () => {
         body: { code: 'INVALID_WEBHOOK_URL', message: expect.any(String) },
       })
     }
+  })
+
+  it('subscribe to every event type at once, and to no more entries than there are types', async () => {
+    const { key } = await seedAccount(app)
+    const every = WebhookEventTypeSchema.options
+    const all = await call(key, '/webhooks', { method: 'POST', body: { url: URL_OK, events: every } })
+    expect(all.status).toBe(201)
+    expect(all.body.webhook.events).toEqual(every)
+    const more = await call(key, '/webhooks', {
+      method: 'POST',
+      body: { url: URL_OK, events: [...every, 'email.sent'] },
+    })
+    expect(more.status).toBe(400)
+    expect(more.body.error?.name).toBe('ZodError')
   })
 
   it('are at most 10 per account', async () => {
