@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { queueConnection } from '../db/connections.ts'
 import { requeueRunBehindOthers, scheduleQueueRun } from '../db/jobs.ts'
@@ -54,6 +55,8 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const contents = new BatchContents()
   const slice = AbortSignal.timeout(options.sliceMs)
   const stop = AbortSignal.any([options.stopping, halt.signal, slice])
+  // Every lane may sleep on it at once, beside the parking's listener: not a leak.
+  setMaxListeners(options.lanes + 1, stop)
   const rounds = laneRounds(context, connection, options.claimant, contents)
   const parking = new Parking(options.lanes, stop)
   // A lane takes its next message while the outcome of the one before is still being recorded
