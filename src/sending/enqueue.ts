@@ -55,7 +55,7 @@ export async function enqueue(
   request: EmailRequest,
   scheduledAt?: Date,
 ): Promise<EnqueueResult> {
-  const queued = await enqueueUnsuppressed(services.fastPath, requestCaller, request, scheduledAt, true)
+  const queued = await enqueueUnsuppressed(services.fastPath, requestCaller, request, scheduledAt)
   if (queued !== 'suppressed') return queued
   return enqueueLeavingOut(services, requestCaller, request, scheduledAt)
 }
@@ -71,38 +71,22 @@ async function enqueueLeavingOut(
   if (left.everyone) throw await suppressedRefusal(requestCaller, left.suppressed)
   // The left-out recipients are kept on the record, written by the statement that queues it.
   const leftOut = withoutSuppressed(envelopeOf(request), left.suppressed).skipped
-  // Not looked up again: an address suppressed since the read above is skipped when it is sent.
   const queued = { ...left.request, leftOut }
-  const result = await enqueueUnsuppressed(fastPath, requestCaller, queued, scheduledAt, false)
+  const result = await enqueueUnsuppressed(fastPath, requestCaller, queued, scheduledAt)
+  // Refused again: an address was suppressed since the read above, and is left out too.
+  if (result === 'suppressed')
+    return enqueueLeavingOut({ sql, fastPath }, requestCaller, request, scheduledAt)
   return withSuppressedSaid(result, left.suppressed)
 }
 
-/**
- * The request queued; `suppressed` when `suppressible` and a recipient is suppressed for all mail
- * (nothing queued).
- */
-function enqueueUnsuppressed(
-  fastPath: FastPath,
-  requestCaller: RequestCaller,
-  request: QueuedRequest,
-  scheduledAt: Date | undefined,
-  suppressible: true,
-): Promise<EnqueueResult | 'suppressed'>
-function enqueueUnsuppressed(
-  fastPath: FastPath,
-  requestCaller: RequestCaller,
-  request: QueuedRequest,
-  scheduledAt: Date | undefined,
-  suppressible: false,
-): Promise<EnqueueResult>
+/** The request queued; `suppressed` when a recipient is suppressed for all mail (nothing queued). */
 async function enqueueUnsuppressed(
   fastPath: FastPath,
   requestCaller: RequestCaller,
   request: QueuedRequest,
   scheduledAt: Date | undefined,
-  suppressible: boolean,
 ): Promise<EnqueueResult | 'suppressed'> {
-  const queued = { ...request, scheduledAt, suppressible }
+  const queued = { ...request, scheduledAt }
   const route = requestCaller.checked
     ? undefined
     : cachedRoute(fastPath, requestCaller, request.from, 'queued')
@@ -120,15 +104,8 @@ async function enqueueUnsuppressed(
   }
 }
 
-/**
- * An email request with the time it is scheduled for, if any, the recipients it left out, and
- * whether its statement looks for suppressed recipients.
- */
-type QueuedRequest = EmailRequest & {
-  scheduledAt?: Date | undefined
-  leftOut?: RecipientOutcome[]
-  suppressible?: boolean
-}
+/** An email request with the time it is scheduled for, if any, and the recipients it left out. */
+type QueuedRequest = EmailRequest & { scheduledAt?: Date | undefined; leftOut?: RecipientOutcome[] }
 
 async function enqueueOnCachedRoute(
   fastPath: FastPath,
@@ -171,7 +148,7 @@ function queue(
     requestId: currentRequestId() ?? null,
     scheduledAt: request.scheduledAt,
     ...(request.leftOut?.length && { recipients: request.leftOut }),
-    ...(request.suppressible && { suppressible: true }),
+    suppressible: true,
     ...(recheck === undefined ? {} : { recheck }),
   })
 }

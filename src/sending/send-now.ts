@@ -53,11 +53,10 @@ const SENT = 'Email sent successfully'
 /** Provider push-back rarely says how long to wait; a minute is a polite default. */
 const PUSHBACK_RETRY_AFTER_SECONDS = 60
 
-/** What a request asks its attempt's statement: its message, its key's digest, whether to check suppressions. */
+/** What a request asks its attempt's statement: its message and its key's digest. */
 interface AttemptAsked {
   request: EmailRequest
   keyHash: Buffer | null
-  suppressible: boolean
 }
 
 /** An attempt recorded, its units taken, ready for SMTP. */
@@ -85,7 +84,7 @@ export async function sendNow(
   idempotencyKey: string | undefined,
 ): Promise<SendResult> {
   const everyone = { envelope: envelopeOf(request), skipped: [] }
-  const sent = await sendUnsuppressed(context, requestCaller, request, idempotencyKey, everyone, true)
+  const sent = await sendUnsuppressed(context, requestCaller, request, idempotencyKey, everyone)
   return sent === 'suppressed' ? sendLeavingOut(context, requestCaller, request, idempotencyKey) : sent
 }
 
@@ -107,8 +106,9 @@ async function sendLeavingOut(
   // The left-out recipients go on the record too, settled with the others: no statement of their own.
   const envelope = envelopeOf(request)
   const leftOut = { envelope, skipped: withoutSuppressed(envelope, left.suppressed).skipped }
-  // Not looked up again: an address suppressed since the read above is sent to this once.
-  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey, leftOut, false)
+  const result = await sendUnsuppressed(context, requestCaller, left.request, idempotencyKey, leftOut)
+  // Refused again: an address was suppressed since the read above, and is left out too.
+  if (result === 'suppressed') return sendLeavingOut(context, requestCaller, request, idempotencyKey)
   return result.replayed ? result : withSuppressedSaid(result, left.suppressed)
 }
 
@@ -120,36 +120,19 @@ async function replayOf(sql: SendContext['sql'], caller: Caller, idempotencyKey:
 }
 
 /**
- * The request sent to its recipients, its attempt recorded first; `suppressed` when `suppressible`
- * and a recipient is suppressed for all mail (nothing recorded, nothing taken).
+ * The request sent to its recipients, its attempt recorded first; `suppressed` when a recipient
+ * is suppressed for all mail (nothing recorded, nothing taken).
  */
-function sendUnsuppressed(
-  context: SendContext,
-  requestCaller: RequestCaller,
-  request: EmailRequest,
-  idempotencyKey: string | undefined,
-  leftOut: LeftOut,
-  suppressible: true,
-): Promise<SendResult | 'suppressed'>
-function sendUnsuppressed(
-  context: SendContext,
-  requestCaller: RequestCaller,
-  request: EmailRequest,
-  idempotencyKey: string | undefined,
-  leftOut: LeftOut,
-  suppressible: false,
-): Promise<SendResult>
 async function sendUnsuppressed(
   context: SendContext,
   requestCaller: RequestCaller,
   request: EmailRequest,
   idempotencyKey: string | undefined,
   leftOut: LeftOut,
-  suppressible: boolean,
 ): Promise<SendResult | 'suppressed'> {
   const { sql } = context
   const keyHash = idempotencyKey ? createHash('sha256').update(idempotencyKey).digest() : null
-  const asked = { request, keyHash, suppressible }
+  const asked = { request, keyHash }
   const claimed =
     (requestCaller.checked ? undefined : await claimOnCachedRoute(context.fastPath, requestCaller, asked)) ??
     (await claimAsFound(context, await requestCaller.check(), asked))
@@ -279,7 +262,7 @@ async function claimThrough(
   fastPath: FastPath,
   caller: Caller,
   connection: SendingConnection,
-  { request, keyHash, suppressible }: AttemptAsked,
+  { request, keyHash }: AttemptAsked,
   route?: CachedRoute,
 ): Promise<Claimed | 'taken' | 'stale' | 'suppressed'> {
   const message = outboxMessage(caller, connection, request)
@@ -289,7 +272,7 @@ async function claimThrough(
       text_body: request.text_body,
       html_body: request.html_body,
       idempotencyKey: keyHash,
-      suppressible,
+      suppressible: true,
       ...(route === undefined ? {} : { recheck: route.recheck }),
     }),
   )
