@@ -1,8 +1,8 @@
 /**
  * A background worker process as `mailroom start --worker-only` runs one, on the data dir
  * MAILROOM_DATA_DIR names, with the queue run's slice BENCH_QUEUE_SLICE_MS (the service's own by
- * default; `unbounded`: a run keeps its slot while its connection has mail due, as runs did before
- * slices). Says `ready` on stdout once it runs; drains and exits on SIGTERM.
+ * default; `unbounded`: a run keeps its slot while its connection has mail due, to compare
+ * with). Says `ready` on stdout once it runs; drains and exits on SIGTERM.
  */
 import { loadConfig } from '../src/config.ts'
 import { createLogger } from '../src/log.ts'

@@ -26,7 +26,7 @@ const PACED_CONNECTIONS = 50
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 300)
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 20)
 
-/** Queue runs as they were (a run keeps its worker slot while its connection has mail due), then in slices. */
+/** Queue runs without slices (a run keeps its worker slot while its connection has mail due), then in slices. */
 const VARIANTS = [
   { label: 'runs unbounded', slice: 'unbounded' as const },
   { label: '1 s slices', slice: undefined },
@@ -40,7 +40,7 @@ const met = (ok: boolean) => (ok ? 'met' : 'MISSED')
  * in total, each timed from its request until it reached the sink, beside the same mail with no
  * batch; and the batches' throughput beside one batch alone. Then one tenant's 50 paced
  * connections beside another's one, each connection's deliveries counted. Each with queue runs
- * unbounded (as before slices) and in slices, in the same run.
+ * unbounded and in slices, in the same run.
  */
 export const tenants: Scenario = {
   name: 'tenants',
