@@ -4,11 +4,10 @@
  */
 import { describe, expect, it } from 'vitest'
 import { migrateDatabase } from '../../src/db/migrate.ts'
-import { createForm } from '../../src/forms/forms.ts'
-import { submitForm } from '../../src/forms/submission.ts'
 import { createLogger } from '../../src/log.ts'
 import { useTestApp } from '../support/app.ts'
 import { createdBatch } from '../support/batches.ts'
+import { submittedForm } from '../support/forms.ts'
 import { enqueued } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
 
@@ -21,19 +20,7 @@ describe('the source of records written before it was kept', () => {
     const batch = await createdBatch(app, s.key, {
       emails: [{ to: 'b@example.com', subject: 'Item', text_body: 'x' }],
     })
-    const form = await createForm(
-      app.services.sql,
-      s.accountId,
-      { name: 'Contact us' },
-      'http://mailroom.test',
-    )
-    await submitForm(app.services.sql, {
-      publicId: form.public_id,
-      fields: [['message', 'Hello']],
-      origin: undefined,
-      ownOrigin: 'http://mailroom.test',
-      client: '192.0.2.9',
-    })
+    await submittedForm(app, s.accountId, '192.0.2.9')
     // As the database was before: no source, no raw messages.
     await app.db.sql.unsafe(`
       alter table outbox drop column source, drop column raw_size, drop column needs_smtputf8;

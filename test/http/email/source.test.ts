@@ -4,11 +4,10 @@
  * and in GET /emails.
  */
 import { describe, expect, it } from 'vitest'
-import { createForm } from '../../../src/forms/forms.ts'
-import { submitForm } from '../../../src/forms/submission.ts'
 import { useTestApp } from '../../support/app.ts'
 import { addresses, audienceWith, createdBatch, waitForBatchEnd } from '../../support/batches.ts'
 import { useEmailsApi } from '../../support/emails.ts'
+import { submittedForm } from '../../support/forms.ts'
 import { enqueued } from '../../support/queue.ts'
 import { postSend } from '../../support/sending.ts'
 import { crlf, submitted } from '../../support/submissions.ts'
@@ -33,19 +32,7 @@ describe("an email's source", () => {
       template: { subject: 'Hi', text_body: 'x' },
       audience_id,
     })
-    const form = await createForm(
-      app.services.sql,
-      s.accountId,
-      { name: 'Contact us' },
-      'http://mailroom.test',
-    )
-    await submitForm(app.services.sql, {
-      publicId: form.public_id,
-      fields: [['message', 'Hello']],
-      origin: undefined,
-      ownOrigin: 'http://mailroom.test',
-      client: '192.0.2.7',
-    })
+    await submittedForm(app, s.accountId, '192.0.2.7')
     const relayed = await submitted(app, s, crlf('To: d@example.com', 'Subject: Relayed', '', 'x', ''), {
       recipients: ['d@example.com'],
     })
