@@ -3,40 +3,19 @@
  * that reply loses nothing, and the service started again delivers the message once.
  */
 import { once } from 'node:events'
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import nodemailer from 'nodemailer'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { freePort } from '../../src/net/free-port.ts'
 import { useTestApp } from '../support/app.ts'
-import {
-  type MailroomProcess,
-  mailroomEnv,
-  outboxRecord,
-  spawnMailroom,
-  waitFor,
-  waitHealthy,
-} from '../support/queue.ts'
+import { type MailroomProcess, outboxRecord, waitFor } from '../support/queue.ts'
 import { startSender } from '../support/sending.ts'
+import { useMailroomProcesses } from './relay-fixture.ts'
 
 const app = useTestApp()
-const running: MailroomProcess[] = []
-const dirs: string[] = []
-
-afterAll(async () => {
-  await Promise.all(running.map((p) => p.stop()))
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
-})
+const processes = useMailroomProcesses(app)
 
 async function startMailroom(args: string[], env: Record<string, string>): Promise<MailroomProcess> {
-  const port = await freePort()
-  const child = spawnMailroom(
-    args,
-    mailroomEnv(app.db.url, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
-  )
-  running.push(child)
-  await waitHealthy(child, `http://127.0.0.1:${port}`)
+  const child = await processes.start(args, env)
   // The relay's listeners may open after /health answers.
   await waitFor(
     () => `the relay listening (output: ${child.output()})`,
@@ -49,8 +28,7 @@ async function startMailroom(args: string[], env: Record<string, string>): Promi
 describe('kill -9 of the service right after the relay answered 250', () => {
   it('loses nothing: started again, the service delivers the message exactly once', async () => {
     const s = await startSender(app, 'relay-crash', { plan: 'pro' })
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-relay-crash-'))
-    dirs.push(dataDir)
+    const dataDir = await processes.dataDir('mailroom-relay-crash-')
     const smtps = await freePort()
     const env = { MAILROOM_DATA_DIR: dataDir, MAILROOM_SMTP_PORT: 'off', MAILROOM_SMTPS_PORT: String(smtps) }
     // No worker in the first process: nothing is being sent when it dies, so a second copy

@@ -1,8 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import nodemailer from 'nodemailer'
 import type SMTPTransport from 'nodemailer/lib/smtp-transport'
 import { afterAll, beforeAll, inject } from 'vitest'
+import { freePort } from '../../src/net/free-port.ts'
 import { type RelayOptions, type RunningRelay, startRelay } from '../../src/relay/relay.ts'
 import type { TestApp } from '../support/app.ts'
+import { type MailroomProcess, mailroomEnv, spawnMailroom, waitHealthy } from '../support/queue.ts'
 
 /** Starts the relay on the test app's services (free ports, the run's CA-signed certificate) for the file's tests. */
 export function useRelay(app: TestApp, options: RelayOptions = {}): { readonly relay: RunningRelay } {
@@ -18,6 +23,37 @@ export function useRelay(app: TestApp, options: RelayOptions = {}): { readonly r
     get relay() {
       if (!running) throw new Error('the relay is used before it started')
       return running
+    },
+  }
+}
+
+/**
+ * `mailroom` processes on the test app's database, each on a free HTTP port, and data
+ * directories for them: all stopped and removed after the file's tests.
+ */
+export function useMailroomProcesses(app: TestApp) {
+  const running: MailroomProcess[] = []
+  const dirs: string[] = []
+  afterAll(async () => {
+    await Promise.all(running.map((p) => p.stop()))
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
+  })
+  return {
+    async dataDir(prefix: string): Promise<string> {
+      const dir = await mkdtemp(path.join(os.tmpdir(), prefix))
+      dirs.push(dir)
+      return dir
+    },
+    /** Started with `args` and `env`, once its /health answers. */
+    async start(args: string[], env: Record<string, string>): Promise<MailroomProcess> {
+      const port = await freePort()
+      const child = spawnMailroom(
+        args,
+        mailroomEnv(app.db.url, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
+      )
+      running.push(child)
+      await waitHealthy(child, `http://127.0.0.1:${port}`)
+      return child
     },
   }
 }

@@ -1,20 +1,14 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises'
-import os from 'node:os'
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import nodemailer from 'nodemailer'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { freePort } from '../../src/net/free-port.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
-import { type MailroomProcess, mailroomEnv, spawnMailroom, waitFor, waitHealthy } from '../support/queue.ts'
+import { type MailroomProcess, waitFor } from '../support/queue.ts'
+import { useMailroomProcesses } from './relay-fixture.ts'
 
 const app = useTestApp()
-const running: MailroomProcess[] = []
-const dirs: string[] = []
-
-afterAll(async () => {
-  await Promise.all(running.map((p) => p.stop()))
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
-})
+const processes = useMailroomProcesses(app)
 
 /** The JSON log line whose `msg` is (or matches) `msg`, once the process wrote it. */
 function logLine(child: MailroomProcess, msg: string | RegExp): Promise<Record<string, unknown>> {
@@ -31,21 +25,13 @@ function logLine(child: MailroomProcess, msg: string | RegExp): Promise<Record<s
   )
 }
 
-async function startMailroom(env: Record<string, string>): Promise<MailroomProcess> {
-  const port = await freePort()
-  const child = spawnMailroom(
-    ['start', '--no-worker'],
-    mailroomEnv(app.db.url, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
-  )
-  running.push(child)
-  await waitHealthy(child, `http://127.0.0.1:${port}`)
-  return child
+function startMailroom(env: Record<string, string>): Promise<MailroomProcess> {
+  return processes.start(['start', '--no-worker'], env)
 }
 
 describe('mailroom start serves the SMTP relay', () => {
   it('says which SMTP ports it listens on, makes a self-signed certificate once, keeps it and names it', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mailroom-relay-'))
-    dirs.push(dataDir)
+    const dataDir = await processes.dataDir('mailroom-relay-')
     const [smtp, smtps] = [await freePort(), await freePort()]
     const env = {
       MAILROOM_DATA_DIR: dataDir,
