@@ -14,6 +14,7 @@ import { captureLogs } from '../support/log-capture.ts'
 import {
   counted,
   folderMessages,
+  type MailboxSender,
   readOnce,
   senderWithMailbox,
   sentEmail,
@@ -49,6 +50,13 @@ function bounce(messageId: string, email: string, status: string, diagnostic: st
   return dsnReport({ messageId, recipients: [{ email, status, diagnostic }] })
 }
 
+/** An email of the sender's sent to `to`, and a bounce of it from `to`'s server in the sender's folder. */
+async function bouncedInFolder(s: MailboxSender, to: string, status: string, reply: string) {
+  const email = await sentEmail(app, s, { to })
+  await server.append(s.mailbox, bounce(email.messageId, to, status, reply))
+  return email
+}
+
 async function emailShown(key: string, id: number) {
   const res = await app.request(`/emails/${id}`, { key })
   return ((await res.json()) as { email: { history: { type: string }[]; recipients: unknown[] } }).email
@@ -63,11 +71,7 @@ async function reportRows(outboxId: number): Promise<number> {
 describe('a reading of a connection mailbox', () => {
   it('records a soft bounce (a full mailbox) in the history without suppressing the address', async () => {
     const s = await senderWithMailbox(app, server, user(0))
-    const email = await sentEmail(app, s, { to: 'full@example.com' })
-    await server.append(
-      s.mailbox,
-      bounce(email.messageId, 'full@example.com', '5.2.2', '552 5.2.2 Mailbox full'),
-    )
+    const email = await bouncedInFolder(s, 'full@example.com', '5.2.2', '552 5.2.2 Mailbox full')
 
     expect(await readOnce(app, s.connectionId)).toEqual({ read: true, handled: 1, unmatched: 0, other: 0 })
     const shown = await emailShown(s.key, email.id)
@@ -117,11 +121,7 @@ describe('a reading of a connection mailbox', () => {
 
   it('marks a handled report seen and leaves it in the folder when moving is off', async () => {
     const s = await senderWithMailbox(app, server, user(2), { moveHandled: false })
-    const email = await sentEmail(app, s, { to: 'gone@example.com' })
-    await server.append(
-      s.mailbox,
-      bounce(email.messageId, 'gone@example.com', '5.1.1', '550 5.1.1 User unknown'),
-    )
+    await bouncedInFolder(s, 'gone@example.com', '5.1.1', '550 5.1.1 User unknown')
 
     expect(await readOnce(app, s.connectionId)).toMatchObject({ read: true, handled: 1 })
     expect(await folderMessages(server, s.mailbox)).toEqual([{ subject: expect.any(String), seen: true }])
@@ -162,11 +162,7 @@ describe('a reading of a connection mailbox', () => {
 
   it('reads the folder anew when its UIDVALIDITY changed', async () => {
     const s = await senderWithMailbox(app, server, user(4))
-    const email = await sentEmail(app, s, { to: 'gone@example.com' })
-    await server.append(
-      s.mailbox,
-      bounce(email.messageId, 'gone@example.com', '5.1.1', '550 5.1.1 User unknown'),
-    )
+    const email = await bouncedInFolder(s, 'gone@example.com', '5.1.1', '550 5.1.1 User unknown')
     // Where a reading of the folder before it was rebuilt had stopped: far past its new UIDs.
     await app.db.sql`update connection_mailboxes set uidvalidity = 1, last_uid = 1000
       where connection_id = ${s.connectionId}`
@@ -179,11 +175,7 @@ describe('a reading of a connection mailbox', () => {
     const s = await senderWithMailbox(app, server, user(5), { moveHandled: false })
     const hook = { url: 'http://127.0.0.1:9/hooks', events: ['email.bounced'] }
     expect((await app.request('/webhooks', { method: 'POST', key: s.key, body: hook })).status).toBe(201)
-    const email = await sentEmail(app, s, { to: 'gone@example.com' })
-    await server.append(
-      s.mailbox,
-      bounce(email.messageId, 'gone@example.com', '5.1.1', '550 5.1.1 User unknown'),
-    )
+    const email = await bouncedInFolder(s, 'gone@example.com', '5.1.1', '550 5.1.1 User unknown')
 
     await readOnce(app, s.connectionId)
     // As after a crash between recording a report and moving the cursor past it.
