@@ -2,6 +2,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.ts'
+import { testRelay } from './support/app.ts'
 
 describe('settings', () => {
   it('needs none: every setting has a default', () => {
@@ -26,16 +27,7 @@ describe('settings', () => {
       ehloName: os.hostname(),
       queueLifetimeHours: 72,
       smtpIdleMs: 20_000,
-      relay: {
-        port: 2587,
-        securePort: 2465,
-        tlsCertFile: undefined,
-        tlsKeyFile: undefined,
-        maxBytes: 25 * 1024 * 1024,
-        sessionsPerAddress: 20,
-        timeoutSeconds: 60,
-        messagesPerSession: 100,
-      },
+      relay: testRelay({ port: 2587, securePort: 2465 }),
       publicUrl: 'http://127.0.0.1:3000',
       trustProxy: false,
     })

@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { type Account, createAccount } from '../../src/accounts/accounts.ts'
-import type { Config, LogLevel } from '../../src/config.ts'
+import type { Config, LogLevel, RelayConfig } from '../../src/config.ts'
 import {
   type AddConnectionInput,
   addConnection,
@@ -68,6 +68,19 @@ export interface TestAppOptions extends ServiceOptions {
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-mailroom'
 
+/** The relay's settings at their defaults, on the given ports. */
+export function testRelay(ports: Pick<RelayConfig, 'port' | 'securePort'>): RelayConfig {
+  return {
+    ...ports,
+    tlsCertFile: undefined,
+    tlsKeyFile: undefined,
+    maxBytes: 25 * 1024 * 1024,
+    sessionsPerAddress: 20,
+    timeoutSeconds: 60,
+    messagesPerSession: 100,
+  }
+}
+
 /** The configuration tests run the service with, on `databaseUrl`. */
 export function testConfig(databaseUrl: string, settings: Partial<Config> = {}): Config {
   return {
@@ -94,16 +107,7 @@ export function testConfig(databaseUrl: string, settings: Partial<Config> = {}):
     queueLifetimeHours: 72,
     smtpIdleMs: 20_000,
     // The relay is started by the tests that use it (test/relay/), each on ports of its own.
-    relay: {
-      port: 0,
-      securePort: 0,
-      tlsCertFile: undefined,
-      tlsKeyFile: undefined,
-      maxBytes: 25 * 1024 * 1024,
-      sessionsPerAddress: 20,
-      timeoutSeconds: 60,
-      messagesPerSession: 100,
-    },
+    relay: testRelay({ port: 0, securePort: 0 }),
     publicUrl: 'http://localhost',
     trustProxy: false,
     ...settings,
