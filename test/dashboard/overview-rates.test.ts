@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest'
 import { addConnection } from '../../src/connections/connections.ts'
 import { recordReport } from '../../src/db/reports.ts'
-import { suppressionStrength } from '../../src/suppressions/strength.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
+import { suppressingLine } from '../support/bounce-reports.ts'
 import { signedIn, textOf } from '../support/dashboard.ts'
 import { startSink } from '../support/sending.ts'
 
@@ -53,26 +53,8 @@ describe('the overview’s bounce and complaint rates', () => {
       messageId: record?.message_id as string,
     }
     await recordReport(app.services.sql, origin, [
-      {
-        recipient: 'ok2@example.com',
-        kind: 'bounced',
-        status: '5.1.1',
-        diagnostic: 'smtp; 550 5.1.1 User unknown',
-        suppression: {
-          reason: 'hard_bounce',
-          strength: suppressionStrength({ reason: 'hard_bounce', scope: 'all' }),
-        },
-      },
-      {
-        recipient: 'ok3@example.com',
-        kind: 'complained',
-        status: null,
-        diagnostic: 'abuse',
-        suppression: {
-          reason: 'complaint',
-          strength: suppressionStrength({ reason: 'complaint', scope: 'all' }),
-        },
-      },
+      suppressingLine('bounced', 'ok2@example.com', 'smtp; 550 5.1.1 User unknown', '5.1.1'),
+      suppressingLine('complained', 'ok3@example.com', 'abuse'),
       {
         recipient: 'ok4@example.com',
         kind: 'bounced',

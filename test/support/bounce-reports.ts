@@ -5,6 +5,8 @@
  * read or to APPEND into a test mailbox.
  */
 
+import type { ReportLine } from '../../src/db/reports.ts'
+import { suppressionStrength } from '../../src/suppressions/strength.ts'
 import {
   CRLF,
   DATE,
@@ -21,6 +23,26 @@ import {
 
 export type { DsnOptions, DsnRecipient } from './report-mime.ts'
 export * from './server-bounce-reports.ts'
+
+/**
+ * A report's line as it is recorded: a hard bounce or a complaint, each suppressing its address
+ * for all mail (a complaint has no status).
+ */
+export function suppressingLine(
+  kind: ReportLine['kind'],
+  recipient: string,
+  diagnostic: string,
+  status: string | null = null,
+): ReportLine {
+  const reason = kind === 'bounced' ? 'hard_bounce' : 'complaint'
+  return {
+    recipient,
+    kind,
+    status,
+    diagnostic,
+    suppression: { reason, strength: suppressionStrength({ reason, scope: 'all' }) },
+  }
+}
 
 /** A delivery status notification (RFC 3464) for the given recipients, as Postfix sends one. */
 export function dsnReport(options: DsnOptions): string {
