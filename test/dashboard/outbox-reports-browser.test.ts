@@ -7,11 +7,10 @@
 import { mkdir } from 'node:fs/promises'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSession } from '../../src/accounts/sessions.ts'
 import { recordReport } from '../../src/db/reports.ts'
-import { suppressionStrength } from '../../src/suppressions/strength.ts'
 import { useTestApp } from '../support/app.ts'
-import { launchBrowser, type TestBrowser } from '../support/browser.ts'
+import { suppressingLine } from '../support/bounce-reports.ts'
+import { sideways, signedInPage, type TestBrowser, VIEWPORTS } from '../support/browser.ts'
 import { postSend, startSender } from '../support/sending.ts'
 
 const app = useTestApp({}, { listen: true })
@@ -36,42 +35,18 @@ beforeAll(async () => {
   const { outboxId, messageId } = sent.body as { outboxId: number; messageId: string }
   const origin = { accountId: s.accountId, connectionId: s.connectionId, messageId }
   await recordReport(app.services.sql, origin, [
-    {
-      recipient: 'gone@example.com',
-      kind: 'bounced',
-      status: '5.1.1',
-      diagnostic: DIAGNOSTIC,
-      suppression: {
-        reason: 'hard_bounce',
-        strength: suppressionStrength({ reason: 'hard_bounce', scope: 'all' }),
-      },
-    },
-    {
-      recipient: 'angry@example.com',
-      kind: 'complained',
-      status: null,
-      diagnostic: 'abuse',
-      suppression: {
-        reason: 'complaint',
-        strength: suppressionStrength({ reason: 'complaint', scope: 'all' }),
-      },
-    },
+    suppressingLine('bounced', 'gone@example.com', DIAGNOSTIC, '5.1.1'),
+    suppressingLine('complained', 'angry@example.com', 'abuse'),
   ])
   path = `/dashboard/outbox/${outboxId}`
-  const { token } = await startSession(app.services.sql, s.accountId)
-  browser = await launchBrowser()
-  await browser.context.addCookies([{ name: 'mailroom_session', value: token, url: app.url }])
-  page = await browser.context.newPage()
+  ;({ browser, page } = await signedInPage(app, s.accountId))
 }, 120_000)
 
 afterAll(async () => {
   await browser?.close()
 })
 
-for (const viewport of [
-  { width: 390, height: 844 },
-  { width: 1280, height: 900 },
-]) {
+for (const viewport of VIEWPORTS) {
   describe(`${viewport.width} px wide`, () => {
     it('shows the bounce and the complaint in the history and the recipients, without scrolling sideways', async () => {
       await page.setViewportSize(viewport)
@@ -87,9 +62,7 @@ for (const viewport of [
         (await page.locator('section', { hasText: 'Recipients' }).first().textContent()) ?? ''
       expect(recipients).toMatch(/bounced[\s\S]*complained/)
       expect(await page.evaluate(() => (window as { ran?: boolean }).ran)).toBeUndefined()
-      expect(
-        await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
-      ).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
       if (SHOTS) {
         await mkdir(SHOTS, { recursive: true })
         await page.screenshot({ path: `${SHOTS}/message-reports-${viewport.width}.png`, fullPage: true })

@@ -5,10 +5,9 @@
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSession } from '../../src/accounts/sessions.ts'
 import { addConnection } from '../../src/connections/connections.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
-import { launchBrowser, type TestBrowser } from '../support/browser.ts'
+import { sideways, signedInPage, type TestBrowser, VIEWPORTS } from '../support/browser.ts'
 
 const app = useTestApp({}, { listen: true })
 /** 254 characters, the longest address there is. */
@@ -44,27 +43,19 @@ beforeAll(async () => {
       values (${owner.account.id}, ${connectionId}, 'sent', 'x@example.com', ${['r0@example.com']}, 's',
               ${`<${connectionId}@example.com>`}, ${sql.json(recipients)}, mailroom_now())`
   }
-  const { token } = await startSession(sql, owner.account.id)
-  browser = await launchBrowser()
-  await browser.context.addCookies([{ name: 'mailroom_session', value: token, url: app.url }])
-  page = await browser.context.newPage()
+  ;({ browser, page } = await signedInPage(app, owner.account.id))
 }, 120_000)
 
 afterAll(async () => {
   await browser?.close()
 })
 
-for (const viewport of [
-  { width: 390, height: 844 },
-  { width: 1280, height: 900 },
-]) {
+for (const viewport of VIEWPORTS) {
   describe(`the overview, ${viewport.width} px wide`, () => {
     it('shows each connection’s rates whole, the complaint rate flagged at or above 0.3 %, without scrolling sideways', async () => {
       await page.setViewportSize(viewport)
       await page.goto(`${app.url}/dashboard`)
-      expect(
-        await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
-      ).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
       const section = page.locator('section', { hasText: 'Bounces and complaints, the last 7 days' })
       const box = section.locator('.overflow-auto')
       expect(await box.evaluate((element) => element.scrollWidth - element.clientWidth)).toBeLessThanOrEqual(

@@ -11,7 +11,7 @@ import { createAudience } from '../../src/audiences/audiences.ts'
 import { createForm } from '../../src/forms/forms.ts'
 import { setSignupPage } from '../../src/signups/signup-pages.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
-import { launchBrowser, type TestBrowser } from '../support/browser.ts'
+import { launchBrowser, sideways, type TestBrowser } from '../support/browser.ts'
 
 const app = useTestApp({ allowPrivateWebhookUrls: true }, { listen: true })
 const PHONE = { width: 390, height: 844 }
@@ -156,11 +156,6 @@ async function visit(path: string) {
   expect([path, (response?.status() ?? 500) < 500]).toEqual([path, true])
 }
 
-/** How far the page reaches past the window's right edge, in CSS pixels. */
-function sideways(): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-}
-
 /**
  * Addresses the page breaks mid-word: a line of them starts other than after a hyphen (where
  * browsers may break a line).
@@ -192,7 +187,7 @@ describe('on a phone (390 px)', () => {
     const wide: string[] = []
     for (const path of dashboardPages) {
       await visit(path)
-      const over = await sideways()
+      const over = await sideways(page)
       if (over > 0) wide.push(`${path}: ${over} px`)
     }
     expect(wide).toEqual([])
@@ -203,7 +198,7 @@ describe('on a phone (390 px)', () => {
     const wide: string[] = []
     for (const path of hostedPages) {
       await visit(path)
-      const over = await sideways()
+      const over = await sideways(page)
       if (over > 0) wide.push(`${path}: ${over} px`)
     }
     await visit(`/signup/${SLUG}`)
@@ -213,7 +208,7 @@ describe('on a phone (390 px)', () => {
     })
     await page.click('button[type=submit]')
     await page.locator('#email-problem').waitFor()
-    expect(await sideways()).toBeLessThanOrEqual(0)
+    expect(await sideways(page)).toBeLessThanOrEqual(0)
     expect(wide).toEqual([])
   })
 

@@ -6,9 +6,8 @@
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSession } from '../../src/accounts/sessions.ts'
-import { seedAccount, useTestApp } from '../support/app.ts'
-import { launchBrowser, type TestBrowser } from '../support/browser.ts'
+import { seedAccount, testRelay, useTestApp } from '../support/app.ts'
+import { sideways, signedInPage, type TestBrowser, VIEWPORTS } from '../support/browser.ts'
 
 /** A host name of 253 characters, the longest there is. */
 const LONG_HOST = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(50)}.example`
@@ -17,16 +16,7 @@ const FROM = 'news@shop.example.com'
 const app = useTestApp(
   {
     publicUrl: `https://${LONG_HOST}`,
-    relay: {
-      port: 2587,
-      securePort: 2465,
-      tlsCertFile: undefined,
-      tlsKeyFile: undefined,
-      maxBytes: 25 * 1024 * 1024,
-      sessionsPerAddress: 20,
-      timeoutSeconds: 60,
-      messagesPerSession: 100,
-    },
+    relay: testRelay({ port: 2587, securePort: 2465 }),
   },
   { listen: true },
 )
@@ -37,10 +27,7 @@ let page: Page
 beforeAll(async () => {
   const sink = await app.sink({ port: 2525 })
   const owner = await seedAccount(app, { plan: 'pro', connection: { ...sink.login, from: FROM } })
-  const { token } = await startSession(app.services.sql, owner.account.id)
-  browser = await launchBrowser()
-  await browser.context.addCookies([{ name: 'mailroom_session', value: token, url: app.url }])
-  page = await browser.context.newPage()
+  ;({ browser, page } = await signedInPage(app, owner.account.id))
 }, 120_000)
 
 afterAll(async () => {
@@ -116,17 +103,12 @@ describe('the "Sending over SMTP" page', () => {
   })
 })
 
-for (const viewport of [
-  { width: 390, height: 844 },
-  { width: 1280, height: 900 },
-]) {
+for (const viewport of VIEWPORTS) {
   describe(`the "Sending over SMTP" page, ${viewport.width} px wide`, () => {
     it('scrolls nothing sideways: the long host stays inside its field, code wraps inside its box', async () => {
       await page.setViewportSize(viewport)
       await page.goto(`${app.url}/dashboard/smtp`)
-      expect(
-        await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
-      ).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
       const boxes = page.locator('main input, main textarea')
       expect(await boxes.count()).toBe(6)
       for (const box of await boxes.all()) {

@@ -5,11 +5,10 @@
  */
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSession } from '../../src/accounts/sessions.ts'
 import { addSuppressions } from '../../src/db/suppressions.ts'
 import { suppressionStrength } from '../../src/suppressions/strength.ts'
 import { seedAccount, useTestApp } from '../support/app.ts'
-import { launchBrowser, type TestBrowser } from '../support/browser.ts'
+import { sideways, signedInPage, type TestBrowser, VIEWPORTS } from '../support/browser.ts'
 
 const app = useTestApp({}, { listen: true })
 /** 254 characters, the longest address the API takes: a 64-character local part, long labels. */
@@ -38,11 +37,8 @@ beforeAll(async () => {
       sourceId: 12,
     })),
   )
-  const { token } = await startSession(app.services.sql, owner.account.id)
-  browser = await launchBrowser()
-  await browser.context.addCookies([{ name: 'mailroom_session', value: token, url: app.url }])
   // The dashboard works without its script; this page is used so.
-  page = await browser.context.newPage()
+  ;({ browser, page } = await signedInPage(app, owner.account.id))
   page.on('dialog', (dialog) => {
     dialogs.push(dialog.message())
     void dialog.dismiss()
@@ -56,38 +52,30 @@ afterAll(async () => {
   await browser?.close()
 })
 
-/** How far the page reaches past the window's right edge, in CSS pixels. */
-function sideways(): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
-}
-
 /** Clicked where it is drawn: nothing may lie over it. */
 function click(target: ReturnType<Page['locator']>) {
   return target.click({ timeout: 5_000 })
 }
 
-for (const viewport of [
-  { width: 390, height: 844 },
-  { width: 1280, height: 900 },
-]) {
+for (const viewport of VIEWPORTS) {
   describe(`${viewport.width} px wide`, () => {
     it('shows the list, a refused addition and the confirmation without scrolling sideways or running the detail', async () => {
       await page.setViewportSize(viewport)
       await page.goto(`${app.url}/dashboard/suppressions`)
       expect(await page.locator('table').textContent()).toContain(LONGEST)
       expect(await page.locator('table').textContent()).toContain(SCRIPT)
-      expect(await sideways()).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
 
       await page.fill('textarea[name=addresses]', `${LONGEST}x\n${SCRIPT}`)
       await click(page.getByRole('button', { name: 'Suppress' }))
       await page.locator('.refusal').waitFor()
       expect(await page.locator('.refusal').textContent()).toContain('line 2:')
-      expect(await sideways()).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
 
       await page.goto(`${app.url}/dashboard/suppressions?q=${'l'.repeat(64)}`)
       await click(page.locator('tr', { hasText: LONGEST }).getByRole('link', { name: 'Remove…' }))
       expect(await page.locator('h1').textContent()).toBe(`Remove ${LONGEST} from the suppression list?`)
-      expect(await sideways()).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
       expect(await page.evaluate(() => (window as { ran?: boolean }).ran)).toBeUndefined()
       expect(dialogs).toEqual([])
     })
@@ -108,7 +96,7 @@ for (const viewport of [
       const row = page.locator('tr', { hasText: address })
       expect(await row.textContent()).toContain('scope marketing')
       expect(await page.locator('tbody tr').count()).toBe(1)
-      expect(await sideways()).toBeLessThanOrEqual(0)
+      expect(await sideways(page)).toBeLessThanOrEqual(0)
 
       await click(row.getByRole('link', { name: 'Remove…' }))
       await click(page.getByRole('button', { name: 'Remove it from the list' }))

@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { type BrowserContext, chromium } from 'playwright-core'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { startSession } from '../../src/accounts/sessions.ts'
+import type { TestApp } from './app.ts'
 import { ensureDebianPackage } from './debian-packages.ts'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -43,4 +45,26 @@ export async function launchBrowser(viewport = { width: 1280, height: 900 }): Pr
       await rm(profile, { recursive: true, force: true })
     },
   }
+}
+
+/** A phone's window and a wide screen's: the two sizes every dashboard page must fit. */
+export const VIEWPORTS = [
+  { width: 390, height: 844 },
+  { width: 1280, height: 900 },
+] as const
+
+/** How far the page reaches past the window's right edge, in CSS pixels. */
+export function sideways(page: Page): Promise<number> {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+}
+
+/** Chromium signed in to the listening test app's dashboard as the account, and a page in it. */
+export async function signedInPage(
+  app: TestApp,
+  accountId: number,
+): Promise<{ browser: TestBrowser; page: Page }> {
+  const { token } = await startSession(app.services.sql, accountId)
+  const browser = await launchBrowser()
+  await browser.context.addCookies([{ name: 'mailroom_session', value: token, url: app.url }])
+  return { browser, page: await browser.context.newPage() }
 }
