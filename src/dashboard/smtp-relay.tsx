@@ -90,6 +90,24 @@ function Connect(props: { settings: RelaySettings; hasConnection: boolean }) {
   )
 }
 
+/** The apps given ready settings: each one's snippet and where in the app it goes. */
+const APPS: { id: string; name: string; where: string; settings: (s: Submission) => string }[] = [
+  {
+    id: 'wordpress',
+    name: 'WordPress (WP Mail SMTP)',
+    where: "In wp-config.php, above “That's all, stop editing!”",
+    settings: wordpressSettings,
+  },
+  { id: 'django', name: 'Django', where: 'In settings.py (with import os)', settings: djangoSettings },
+  {
+    id: 'rails',
+    name: 'Rails',
+    where: 'In config/environments/production.rb, inside the configure block',
+    settings: railsSettings,
+  },
+  { id: 'nodemailer', name: 'Nodemailer', where: 'In your Node.js app', settings: nodemailerSettings },
+]
+
 function ReadySettings(props: { submission: Submission }) {
   const s = props.submission
   return (
@@ -99,22 +117,12 @@ function ReadySettings(props: { submission: Submission }) {
         Each uses port {s.port} ({s.implicitTls ? 'implicit TLS' : 'STARTTLS'}) and sends from {s.from}.
         Replace <code>your API key</code> or set <code>MAILROOM_API_KEY</code> where the app runs.
       </p>
-      <h3>WordPress (WP Mail SMTP)</h3>
-      <CodeBlock
-        id="smtp-wordpress"
-        label="In wp-config.php, above “That's all, stop editing!”"
-        code={wordpressSettings(s)}
-      />
-      <h3>Django</h3>
-      <CodeBlock id="smtp-django" label="In settings.py (with import os)" code={djangoSettings(s)} />
-      <h3>Rails</h3>
-      <CodeBlock
-        id="smtp-rails"
-        label="In config/environments/production.rb, inside the configure block"
-        code={railsSettings(s)}
-      />
-      <h3>Nodemailer</h3>
-      <CodeBlock id="smtp-nodemailer" label="In your Node.js app" code={nodemailerSettings(s)} />
+      {APPS.map((app) => (
+        <>
+          <h3>{app.name}</h3>
+          <CodeBlock id={`smtp-${app.id}`} label={app.where} code={app.settings(s)} />
+        </>
+      ))}
     </section>
   )
 }
