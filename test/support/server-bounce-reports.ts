@@ -31,12 +31,15 @@ export interface PlainBounceOptions {
 
 let notices = 0
 
-/** The notice's text with, when asked, a delivery-status part, and the returned message or its headers. */
+/**
+ * The notice's text with, when asked, a delivery-status part, and the returned message or its
+ * headers (none for the servers that copy the message into the text itself).
+ */
 function notice(
   options: PlainBounceOptions,
   headers: string[],
   explanation: Part,
-  returned: Part | null,
+  returned: Part | null = null,
 ): string {
   const status = statusOf(options.reply)
   const parts = [
@@ -162,7 +165,6 @@ export function eximBounce(options: PlainBounceOptions): string {
       'Auto-Submitted: auto-replied',
     ],
     text(lines),
-    null,
   )
 }
 
@@ -183,12 +185,7 @@ export function qmailBounce(options: PlainBounceOptions): string {
     `Return-Path: <${SENDER}>`,
     ...inlineCopy(options),
   ]
-  return notice(
-    options,
-    [`From: MAILER-DAEMON@${REPORTING_MTA}`, 'Subject: failure notice'],
-    text(lines),
-    null,
-  )
+  return notice(options, [`From: MAILER-DAEMON@${REPORTING_MTA}`, 'Subject: failure notice'], text(lines))
 }
 
 /** Gmail's notice: "Your message wasn't delivered to addr because ..." and "The response from the remote server was:". */
