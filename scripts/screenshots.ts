@@ -41,6 +41,7 @@ it('takes the screenshots', async () => {
     ['audience', audiencePath],
     ['template', templatePath],
     ['webhook', `/dashboard/webhooks/${webhook.id}`],
+    ['suppressions', '/dashboard/suppressions'],
   ]
   await shoot(page, go, shots)
   const signedOut = await browser.context.browser()?.newContext()
@@ -168,13 +169,14 @@ async function shoot(page: Page, go: Go, shots: [string, string][]) {
     await page.setViewportSize({ width, height })
     for (const [name, path] of shots) {
       await go(path)
-      if (name === 'outbox-detail') {
-        // The email's HTML renders in its frame after the page itself, and headless Chromium
-        // paints a sandboxed frame (a process of its own) only inside the viewport: a full-page
-        // shot left it blank below the fold. The viewport takes the whole page for this one.
+      if ((await page.locator('iframe.html-preview').count()) > 0) {
+        // An email's or a template's HTML renders in its frame after the page itself, and
+        // headless Chromium paints a sandboxed frame (a process of its own) only inside the
+        // viewport: a full-page shot left it blank below the fold. The viewport takes the whole
+        // page for these.
         const whole = await page.evaluate(() => document.documentElement.scrollHeight)
         await page.setViewportSize({ width, height: whole })
-        await page.frameLocator('iframe.html-preview').locator('h1').waitFor()
+        await page.frameLocator('iframe.html-preview').locator('p').first().waitFor()
       }
       await page.screenshot({ path: `${OUT}/${name}-${suffix}.png`, fullPage: true })
       await page.setViewportSize({ width, height })
