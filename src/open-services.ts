@@ -40,13 +40,17 @@ export async function openServices(
   let databaseUrl: string
   let secret: string
   let stopDatabase = async () => {}
+  // Where the service keeps its files: the embedded database's directory once it is known.
+  let dataDir = config.dataDir
   if (config.databaseUrl) {
     // loadConfig refuses DATABASE_URL without a secret.
     if (!config.secret) throw new Error('MAILROOM_SECRET is required with DATABASE_URL')
     databaseUrl = config.databaseUrl
     secret = config.secret
   } else {
-    const { dataDir, movedBecause } = await embeddedDataDir(config.dataDir, config.dataDirIsDefault)
+    const embeddedDir = await embeddedDataDir(config.dataDir, config.dataDirIsDefault)
+    const { movedBecause } = embeddedDir
+    dataDir = embeddedDir.dataDir
     if (movedBecause) {
       log.info(
         { dataDir },
@@ -75,7 +79,7 @@ export async function openServices(
     idleMs: config.smtpIdleMs,
   })
   return {
-    config,
+    config: { ...config, dataDir },
     log,
     sql,
     databaseUrl,

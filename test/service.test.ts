@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { publicDataDir } from '../src/db/embedded.ts'
 import { freePort } from '../src/net/free-port.ts'
+import { waitFor } from './support/queue.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BIN = path.join(ROOT, 'bin', 'mailroom.js')
@@ -344,7 +345,14 @@ describe.runIf(process.getuid?.() === 0)(
       async () => {
         const server = startServer(await freePort(), [], where())
         await waitUntilServing(server)
+        // The relay opens after /health answers; its self-signed certificate is kept beside the database.
+        await waitFor(
+          () => `the relay listening (output: ${server.stderr()})`,
+          () => (server.stderr().includes('Mailroom SMTP relay listening') ? true : undefined),
+          STARTUP_LIMIT_MS,
+        )
         const moved = publicDataDir(checkout)
+        expect(existsSync(path.join(moved, 'smtp-relay-tls.pem'))).toBe(true)
         expect(server.stderr()).toContain(`the postgres user cannot enter ${closed}`)
         expect(server.stderr()).toContain(`the embedded database lives in ${moved}`)
         expect(existsSync(path.join(moved, 'pg', 'PG_VERSION'))).toBe(true)
