@@ -30,6 +30,15 @@ describe('isDriverConnectionFault', () => {
     expect(isDriverConnectionFault(error)).toBe(true)
   })
 
+  it("takes node-postgres's lost connection, thrown inside it, for one", () => {
+    const error = new Error('Connection terminated unexpectedly')
+    error.stack = `${error.message}\n    at /app/node_modules/pg/lib/client.js:694:17`
+    expect(isDriverConnectionFault(error)).toBe(true)
+    const elsewhere = new Error('Connection terminated unexpectedly')
+    elsewhere.stack = `${elsewhere.message}\n    at read (/app/src/imap/reader.ts:10:3)`
+    expect(isDriverConnectionFault(elsewhere)).toBe(false)
+  })
+
   it('leaves every other error to end the process', () => {
     const ours = new TypeError("Cannot read properties of undefined (reading 'id')")
     ours.stack = `${ours.message}\n    at send (/app/src/sending/send.ts:10:3)`
