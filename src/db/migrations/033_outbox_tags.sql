@@ -3,7 +3,7 @@
 -- The GIN index on outbox.tags it replaces held every account's tagged records together, and
 -- a common tag's were all read and sorted before a page was cut (docs/performance.md, "Scale").
 -- The triggers of src/db/functions/20_mailroom_outbox_tags.sql keep it in step with outbox.tags;
--- it has no foreign keys, since a record's deletion removes its rows there.
+-- it has no foreign key: the trigger on a record's deletion removes its rows through the key.
 drop index if exists outbox_tags;
 create table outbox_tags (
   account_id integer not null,
@@ -17,3 +17,5 @@ from outbox o cross join jsonb_array_elements(o.tags) as t(tag)
 where o.tags <> '[]';
 -- Built after the rows are in: one sort rather than an index grown row by row.
 alter table outbox_tags add primary key (account_id, name, value, outbox_id);
+-- Its statistics now, so that the first tag pages are planned from what it holds.
+analyze outbox_tags;
