@@ -17,7 +17,7 @@ import { beat, liveJobWorkers, removeSilentProcesses } from '../db/worker-proces
 /** How often a worker process says it is alive. */
 export const HEARTBEAT_MS = 5_000
 /** Silence after which a worker process is taken for dead and its work handed on. */
-const DEAD_AFTER_MS = 30_000
+export const DEAD_AFTER_MS = 30_000
 
 /** Ids of the rows of one kind a process is working on now. */
 export class HeldIds {

@@ -8,7 +8,8 @@
  *
  * Each worker gets a fresh batch of mail on a connection of its own: a connection whose queue run
  * a killed worker held waits until that process is taken for dead (30 s of silence), so new work
- * is what lets every kill land in the middle of sending.
+ * is what lets every kill land in the middle of sending. The last worker runs on a clock ahead by
+ * that silence and a heartbeat, so that it takes every killed one for dead at once.
  */
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -20,6 +21,7 @@ import {
   type MailroomProcess,
   mailroomEnv,
   spawnMailroom,
+  urlOnceDead,
   waitFor,
 } from '../support/queue.ts'
 import { type Sender, startSender } from '../support/sending.ts'
@@ -47,8 +49,8 @@ function seeded(seed: number): () => number {
   }
 }
 
-function startWorkerProcess(): MailroomProcess {
-  return spawnMailroom(['start', '--worker-only'], mailroomEnv(app.db.url))
+function startWorkerProcess(databaseUrl = app.db.url): MailroomProcess {
+  return spawnMailroom(['start', '--worker-only'], mailroomEnv(databaseUrl))
 }
 
 /** Outbox records of `senders` the process `pid` held in flight (claimants are `host/pid/random`). */
@@ -94,8 +96,11 @@ describe('SIGKILL at random moments, five times in a row', () => {
       })
       senders.push(s)
       await enqueueRound(s, round)
+      if (round === KILLS) {
+        worker = startWorkerProcess(urlOnceDead(app.db.url))
+        break
+      }
       worker = startWorkerProcess()
-      if (round === KILLS) break
       const current = worker
       await waitFor(
         () => `worker ${round} to send (output: ${current.output()})`,
@@ -120,7 +125,8 @@ describe('SIGKILL at random moments, five times in a row', () => {
         and account_id in ${app.services.sql(senders.map((s) => s.accountId))}`
       return rows[0]?.n ?? total
     }
-    // The killed workers' claims come back once each is taken for dead (30 s of silence).
+    // The killed workers' claims come back once each is taken for dead (by the last worker's
+    // first sweep).
     await waitFor(
       async () => `every record sent; ${await missing()} not (seed ${SEED}; ${kills.join('; ')})`,
       async () => ((await missing()) === 0 ? true : undefined),

@@ -8,11 +8,12 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { OutboxRecord } from '../../src/db/outbox-types.ts'
+import { DEAD_AFTER_MS, HEARTBEAT_MS } from '../../src/queue/liveness.ts'
 import { retryPolicy } from '../../src/queue/retry-policy.ts'
 import { listOutbox } from '../../src/sending/outbox-views.ts'
 import type { Services } from '../../src/services.ts'
 import { type RunningWorker, startWorker, type WorkerOptions } from '../../src/worker/worker.ts'
-import { startTestApp, TEST_SECRET, type TestApp } from './app.ts'
+import { openTestServices, startTestApp, TEST_SECRET, type TestApp } from './app.ts'
 import { type Body, type Reply, replyOf } from './sending.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -44,6 +45,45 @@ export function startTestWorker(
 ): Promise<RunningWorker> {
   // Retries a few hundred milliseconds apart are looked for as often.
   return startWorker(services, { retry: TEST_RETRY, pollIntervalMs: 100, ...options })
+}
+
+/**
+ * How long after its last heartbeat a killed worker process is taken for dead at the latest: its
+ * silence must pass DEAD_AFTER_MS, and the next sweep comes a heartbeat after.
+ */
+export const TAKEN_FOR_DEAD_MS = DEAD_AFTER_MS + HEARTBEAT_MS
+
+/**
+ * A worker in this process, restarted at once after a worker process was killed, as it runs
+ * once that process is taken for dead: its clock (mailroom_now()) is TAKEN_FOR_DEAD_MS ahead,
+ * so that its first sweep hands the killed process's work on, rather than the test waiting out
+ * the silence. Stopping it closes its services too.
+ */
+export async function startWorkerOnceDead(
+  databaseUrl: string,
+  options: Partial<WorkerOptions> = {},
+): Promise<RunningWorker> {
+  const services = await openTestServices(databaseUrl, { clockOffsetMs: TAKEN_FOR_DEAD_MS })
+  const worker = await startWorker(services, options).catch(async (error) => {
+    await services.close()
+    throw error
+  })
+  return {
+    async stop() {
+      await worker.stop()
+      await services.close()
+    },
+  }
+}
+
+/**
+ * `databaseUrl` for a worker process restarted at once, as it runs once the killed ones are taken
+ * for dead (see startWorkerOnceDead): the clock offset goes as a setting of every session it opens.
+ */
+export function urlOnceDead(databaseUrl: string): string {
+  const url = new URL(databaseUrl)
+  url.searchParams.set('mailroom.clock_offset_ms', String(TAKEN_FOR_DEAD_MS))
+  return url.toString()
 }
 
 let subjectSeq = 0
