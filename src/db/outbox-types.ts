@@ -169,6 +169,8 @@ export interface OutboxFilter {
   to?: string | undefined
   /** Part of a recipient's address or of the subject, any case. */
   search?: string | undefined
+  /** A whole address that one of the recipients (to, cc or bcc) is, any case. */
+  recipient?: string | undefined
   /** Tags the record carries, every one of them. */
   tags?: Tag[] | undefined
 }

@@ -3,6 +3,7 @@ import { isStorableId } from '../db/ids.ts'
 import { outboxPage, outboxRecordDetail } from '../db/outbox-browsing.ts'
 import type { ListedRecord, OutboxDetail, OutboxFilter } from '../db/outbox-types.ts'
 import type { Db } from '../db/sql.ts'
+import { EmailAddressSchema } from '../generated/routes.ts'
 import { rendered } from './rendered.ts'
 
 /** Records on one page of the dashboard's outbox. */
@@ -26,9 +27,20 @@ export async function listOutbox(
   page: { before?: number | undefined; size?: number } = {},
 ): Promise<OutboxPage> {
   const { before, size = OUTBOX_PAGE_SIZE } = page
-  const rows = await outboxPage(db, accountId, filter, { before, limit: size + 1 })
+  const rows = await outboxPage(db, accountId, searched(filter), { before, limit: size + 1 })
   const records = rows.slice(0, size).map(rendered)
   return { records, older: rows.length > size ? records.at(-1)?.id : undefined }
+}
+
+/**
+ * A search that is a whole address looks for that recipient: the records whose to, cc or bcc is
+ * that address, any case, read through the recipient index. Anything else is looked for as part
+ * of a subject or an address.
+ */
+function searched(filter: OutboxFilter): OutboxFilter {
+  const { search } = filter
+  if (search === undefined || !EmailAddressSchema.safeParse(search).success) return filter
+  return { ...filter, search: undefined, recipient: search }
 }
 
 /** One record of the account, whole; another account's is as missing as one that never was. */
