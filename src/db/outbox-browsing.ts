@@ -31,6 +31,12 @@ function conditions(db: Db, filter: OutboxFilter): Fragment[] {
   if (filter.batchId !== undefined) parts.push(db`batch_id = ${filter.batchId}`)
   if (filter.from) parts.push(db`created_at >= ${filter.from}::date::timestamp at time zone 'UTC'`)
   if (filter.to) parts.push(db`created_at < (${filter.to}::date + 1)::timestamp at time zone 'UTC'`)
+  if (filter.recipient) {
+    // The expression of the recipient index (034_outbox_recipients.sql), so that it answers.
+    parts.push(
+      db`mailroom_recipient_addresses(to_addresses, cc_addresses, bcc_addresses) @> array[lower(${filter.recipient}::text)]`,
+    )
+  }
   if (filter.search) {
     const pattern = containing(filter.search)
     // A batch recipient's subject is searched as its batch's template says it, placeholders and all.
@@ -61,21 +67,40 @@ function taggedOutbox(db: Db, accountId: number, tags: Tag[], before: number | u
     join outbox on outbox.id = tagged.tagged_id`
 }
 
-/** Newest first, `limit` records older than the record `before` (from the newest without it). */
+/**
+ * Newest first, `limit` records older than the record `before` (from the newest without it). A
+ * page with a date range is in creation order, ties by id: outbox_account_created (account_id,
+ * created_at) is walked from the range's end, rather than every newer record by id, and the
+ * records of one instant (at most a batch's chunk) are sorted by id as they come.
+ */
 export function outboxPage(
   db: Db,
   accountId: number,
   filter: OutboxFilter,
   page: { before?: number | undefined; limit: number },
 ): Promise<StoredRecord<ListedRecord>[]> {
+  const ranged = filter.from !== undefined || filter.to !== undefined
   const where = [db`account_id = ${accountId}`, ...conditions(db, filter)]
-  if (page.before !== undefined) where.push(db`id < ${page.before}`)
+  if (page.before !== undefined) {
+    where.push(ranged ? madeBefore(db, accountId, page.before) : db`id < ${page.before}`)
+  }
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
   // Of the fields that may be long, a listing carries only the reply-to addresses (at most 10).
   return db<StoredRecord<ListedRecord>[]>`
     select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload, ${replyToShown(db, db`outbox`)}
-    from ${taggedOutbox(db, accountId, filter.tags ?? [], page.before)} where ${all}
-    order by id desc limit ${page.limit}`
+    from ${taggedOutbox(db, accountId, filter.tags ?? [], ranged ? undefined : page.before)} where ${all}
+    order by ${ranged ? db`created_at desc, id desc` : db`id desc`} limit ${page.limit}`
+}
+
+/**
+ * The records after the record `before` in creation order, newest first. The cursor holds the
+ * record's id alone: its instant is read by it. Should the record be gone (the retention purge),
+ * the account's nearest record below that id stands in for it, so that the walk goes on where it
+ * was instead of ending.
+ */
+function madeBefore(db: Db, accountId: number, before: number): Fragment {
+  return db`(created_at, id) < ((select c.created_at from outbox c
+    where c.account_id = ${accountId} and c.id <= ${before} order by c.id desc limit 1), ${before})`
 }
 
 /**
