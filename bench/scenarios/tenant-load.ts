@@ -6,8 +6,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SmtpSink } from '../../test/support/smtp-sink.ts'
-import { addresses, percentile } from '../support.ts'
-import type { Installation, Tenant } from './installation.ts'
+import { addresses, type Bench, percentile } from '../support.ts'
+import { type Installation, openInstallation, type Tenant } from './installation.ts'
+
+/** Tenants of the installation, and of them those that start a batch (BENCH_TENANTS, BENCH_TENANT_BATCHERS). */
+export const TENANTS = Number(process.env.BENCH_TENANTS ?? 200)
+export const BATCHERS = Number(process.env.BENCH_TENANT_BATCHERS ?? 10)
+/** Each batching tenant's audience (BENCH_TENANT_AUDIENCE; a 2-core machine runs 10 × 100,000 for about half an hour). */
+export const MEMBERS = Number(process.env.BENCH_TENANT_AUDIENCE ?? 100_000)
 
 const TRANSACTIONAL = 'Transactional '
 const BATCH_SUBJECT = 'Batch for {{first_name}}'
@@ -146,4 +152,37 @@ export function listedBatch(tenant: Tenant, from: string, count: number): Promis
 export function latencySummary(latencies: number[]): { p50: number; p99: number; max: number } {
   const sorted = [...latencies].sort((a, b) => a - b)
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0 }
+}
+
+/** The installation of the tenant scenarios, its tenants split into those that batch and the rest. */
+export interface TenantLoad {
+  installation: Installation
+  watch: SinkWatch
+  /** The first BATCHERS tenants, each with an audience of MEMBERS (`audiences`, in the same order). */
+  batchers: Tenant[]
+  audiences: number[]
+  /** The other tenants, which send transactional mail. */
+  senders: Tenant[]
+}
+
+/**
+ * Runs `run` on an installation of TENANTS tenants (`name` as ./installation.ts names it), whose
+ * batchers have their audiences seeded, and closes it afterwards whatever happened.
+ */
+export async function withTenantLoad<T>(
+  bench: Bench,
+  name: string,
+  run: (load: TenantLoad) => Promise<T>,
+): Promise<T> {
+  const installation = await openInstallation(bench, name, TENANTS)
+  const watch = new SinkWatch(bench.sink)
+  try {
+    const batchers = installation.tenants.slice(0, BATCHERS)
+    const senders = installation.tenants.slice(BATCHERS)
+    const audiences = await Promise.all(batchers.map((t) => seedAudience(installation, t, MEMBERS)))
+    return await run({ installation, watch, batchers, audiences, senders })
+  } finally {
+    watch.close()
+    await installation.close()
+  }
 }

@@ -1,20 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Bench, Figures, Scenario } from '../support.ts'
-import { openInstallation, type Tenant } from './installation.ts'
+import type { Tenant } from './installation.ts'
 import {
   audienceBatch,
   latencySummary,
   listedBatch,
-  SinkWatch,
-  seedAudience,
+  MEMBERS,
+  type SinkWatch,
   transactional,
+  withTenantLoad,
 } from './tenant-load.ts'
 
-/** Tenants of the installation, and of them those that start a batch (BENCH_TENANTS, BENCH_TENANT_BATCHERS). */
-export const TENANTS = Number(process.env.BENCH_TENANTS ?? 200)
-export const BATCHERS = Number(process.env.BENCH_TENANT_BATCHERS ?? 10)
-/** Each batching tenant's audience (BENCH_TENANT_AUDIENCE; a 2-core machine runs 10 × 100,000 for about half an hour). */
-export const MEMBERS = Number(process.env.BENCH_TENANT_AUDIENCE ?? 100_000)
 /** The other tenants' transactional mail, in total a second. */
 export const PER_SECOND = 20
 /** How long the transactional mail runs alone (BENCH_TENANT_SECONDS). */
@@ -44,13 +40,8 @@ const met = (ok: boolean) => (ok ? 'met' : 'MISSED')
  */
 export const tenants: Scenario = {
   name: 'tenants',
-  async run(bench: Bench) {
-    const installation = await openInstallation(bench, 'tenants', TENANTS)
-    const watch = new SinkWatch(bench.sink)
-    try {
-      const batchers = installation.tenants.slice(0, BATCHERS)
-      const senders = installation.tenants.slice(BATCHERS)
-      const audiences = await Promise.all(batchers.map((t) => seedAudience(installation, t, MEMBERS)))
+  run: (bench: Bench) =>
+    withTenantLoad(bench, 'tenants', async ({ installation, watch, batchers, audiences, senders }) => {
       const many = await installation.addTenant('paced-many', PACED_CONNECTIONS, PACED_RATE)
       const one = await installation.addTenant('paced-one', 1, PACED_RATE)
       await installation.workers(1)
@@ -61,11 +52,7 @@ export const tenants: Scenario = {
         rows.push(await pacedNeighbours(watch, many, one, label))
       }
       return rows
-    } finally {
-      watch.close()
-      await installation.close()
-    }
-  },
+    }),
 }
 
 async function transactionalAlone(watch: SinkWatch, senders: Tenant[]): Promise<Figures> {

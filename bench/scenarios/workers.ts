@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Bench, Figures, Scenario } from '../support.ts'
-import { type Installation, openInstallation, type Tenant } from './installation.ts'
-import { audienceBatch, SinkWatch, seedAudience } from './tenant-load.ts'
-import { BATCHERS, batchesBeside, MEMBERS, TENANTS } from './tenants.ts'
+import type { Installation, Tenant } from './installation.ts'
+import { audienceBatch, type SinkWatch, seedAudience, withTenantLoad } from './tenant-load.ts'
+import { batchesBeside } from './tenants.ts'
 
 /** Emails of each kind whose statements are counted (BENCH_COUNTED). */
 const COUNTED = Number(process.env.BENCH_COUNTED ?? 1000)
@@ -16,13 +16,8 @@ const IDLE_SECONDS = 5
  */
 export const workers: Scenario = {
   name: 'workers',
-  async run(bench: Bench) {
-    const installation = await openInstallation(bench, 'workers', TENANTS)
-    const watch = new SinkWatch(bench.sink)
-    try {
-      const batchers = installation.tenants.slice(0, BATCHERS)
-      const senders = installation.tenants.slice(BATCHERS)
-      const audiences = await Promise.all(batchers.map((t) => seedAudience(installation, t, MEMBERS)))
+  run: (bench: Bench) =>
+    withTenantLoad(bench, 'workers', async ({ installation, watch, batchers, audiences, senders }) => {
       const rows: Figures[] = []
       for (const count of [1, 2]) {
         await installation.workers(count)
@@ -32,11 +27,7 @@ export const workers: Scenario = {
       await installation.workers(1)
       rows.push(...(await statementsPerEmail(bench, installation, watch, senders[0] as Tenant)))
       return rows
-    } finally {
-      watch.close()
-      await installation.close()
-    }
-  },
+    }),
 }
 
 interface Counts {
