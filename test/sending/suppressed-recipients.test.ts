@@ -8,7 +8,7 @@ import { createForm } from '../../src/forms/forms.ts'
 import { useTestApp } from '../support/app.ts'
 import { useEmailsApi } from '../support/emails.ts'
 import { humanText } from '../support/matchers.ts'
-import { dailyUsed, postSend, quotaUsed, type Sender, startSender } from '../support/sending.ts'
+import { dailyUsed, postSend, quotaUsed, type Reply, type Sender, startSender } from '../support/sending.ts'
 
 const app = useTestApp()
 const { waitForEmail } = useEmailsApi(app)
@@ -30,6 +30,18 @@ const mail = (to: string | string[], extra: Record<string, unknown> = {}) => ({
   text_body: 'Hi',
   ...extra,
 })
+
+/** A /send to ada, gone (suppressed for all mail) and bob (Bcc) from a sender of its own. */
+async function sendPartlySuppressed(): Promise<{ s: Sender; sent: Reply }> {
+  const s = await startSender(app, 'supsend')
+  await suppress(s, ['gone@example.com'])
+  const sent = await postSend(
+    app,
+    s.key,
+    mail(['ada@example.com', 'gone@example.com'], { bcc: 'bob@example.com' }),
+  )
+  return { s, sent }
+}
 
 describe('POST /send', () => {
   it('every recipient suppressed: 422 RECIPIENT_SUPPRESSED with details.suppressed; nothing sent, recorded or used, the key unused', async () => {
@@ -61,13 +73,7 @@ describe('POST /send', () => {
   })
 
   it('some suppressed: 200, the others get it, suppressedRecipients and the message name them', async () => {
-    const s = await startSender(app, 'supsend')
-    await suppress(s, ['gone@example.com'])
-    const sent = await postSend(
-      app,
-      s.key,
-      mail(['ada@example.com', 'gone@example.com'], { bcc: 'bob@example.com' }),
-    )
+    const { s, sent } = await sendPartlySuppressed()
     expect(sent).toMatchObject({
       status: 200,
       body: {
@@ -104,13 +110,7 @@ describe('POST /send', () => {
   })
 
   it('some suppressed: GET /emails/{id} lists every recipient, the suppressed ones with status suppressed and the reason', async () => {
-    const s = await startSender(app, 'supsend')
-    await suppress(s, ['gone@example.com'])
-    const sent = await postSend(
-      app,
-      s.key,
-      mail(['ada@example.com', 'gone@example.com'], { bcc: 'bob@example.com' }),
-    )
+    const { s, sent } = await sendPartlySuppressed()
     expect(sent.status).toBe(200)
     const email = await waitForEmail(s.key, sent.body.outboxId ?? 0, (e) => e.status !== 'queued')
     expect(email.recipients).toEqual([
