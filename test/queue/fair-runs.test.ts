@@ -1,7 +1,8 @@
 /**
  * A connection's queue run hands its worker slot on once its slice is over, and its next run
  * waits behind the runs already asked for: with more connections holding mail than the worker has
- * slots, mail queued on another connection is sent before the busy ones have sent theirs.
+ * slots, mail queued on another connection is sent before the busy ones have sent theirs, and a
+ * run asked for by new mail goes before every run of a connection that used its whole slice.
  */
 import { describe, expect, it } from 'vitest'
 import { seedAccount, useTestApp } from '../support/app.ts'
@@ -74,6 +75,42 @@ describe('queue runs share the worker slots', () => {
       30_000,
     )
     expect(subjects(busy)).toEqual(['busy 0', 'late', 'busy 1', 'busy 2'])
+  })
+
+  it('a run asked for by new mail goes before the runs of connections that used their whole slice', {
+    timeout: 60_000,
+  }, async () => {
+    // Four connections to one sink; each message takes half a second, so that 'late' is queued
+    // while the first busy connection's second run is sending.
+    const a = await startSender(app, 'busy', { plan: 'pro', behaviour: { dataDelayMs: 500 } })
+    const b = await neighbour(a, 'b')
+    const c = await neighbour(a, 'c')
+    const other = await neighbour(a, 'other')
+    for (let i = 0; i < 3; i++) {
+      for (const [s, label] of [
+        [a, 'a'],
+        [b, 'b'],
+        [c, 'c'],
+      ] as const) {
+        await enqueued(app, s.key, email({ subject: `${label} ${i}` }))
+      }
+    }
+    await app.worker({ concurrency: 1, lanes: 1, queueSliceMs: 0 })
+    // Each busy connection has had its first run and handed on, b's and c's next runs waiting
+    // since before 'late' is queued.
+    await waitFor('each busy connection to have sent once', () =>
+      a.sink.messages.length >= 3 ? true : undefined,
+    )
+    await enqueued(app, other.key, email({ subject: 'late' }))
+    await waitFor(
+      'every message at the sink',
+      () => (a.sink.messages.length === 10 ? true : undefined),
+      30_000,
+    )
+    const arrived = subjects(a)
+    expect(arrived.slice(0, 3).sort()).toEqual(['a 0', 'b 0', 'c 0'])
+    expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('b 1'))
+    expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('c 1'))
   })
 
   it('a paced connection waiting for its next token hands its slot on meanwhile', {
