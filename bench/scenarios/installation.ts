@@ -41,8 +41,8 @@ export interface Installation {
   tenants: Tenant[]
   /** A new tenant with `connections` connections, each paced at `rate` a minute. */
   addTenant(label: string, connections: number, rate: number): Promise<Tenant>
-  /** Stops the worker processes running and starts `count` with the queue run's slice given. */
-  workers(count: number, slice?: 'unbounded'): Promise<void>
+  /** Stops the worker processes running and starts `count` scheduling queue runs as given. */
+  workers(count: number, scheduling?: Scheduling): Promise<void>
   close(): Promise<void>
 }
 
@@ -95,9 +95,11 @@ export async function openInstallation(bench: Bench, name: string, accounts: num
     services,
     tenants,
     addTenant,
-    async workers(count, slice) {
+    async workers(count, scheduling = {}) {
       await Promise.all(running.map((w) => w.stop()))
-      running = await Promise.all(Array.from({ length: count }, () => startWorkerProcess(dataDir, slice)))
+      running = await Promise.all(
+        Array.from({ length: count }, () => startWorkerProcess(dataDir, scheduling)),
+      )
     },
     async close() {
       await Promise.all(running.map((w) => w.stop()))
@@ -130,7 +132,20 @@ interface WorkerProcess {
   stop(): Promise<void>
 }
 
-async function startWorkerProcess(dataDir: string, slice?: 'unbounded'): Promise<WorkerProcess> {
+/**
+ * How a worker process schedules queue runs, when not as the service does: runs without slices
+ * (a run keeps its slot while its connection has mail due), or a backlog's run at the same
+ * priority as one asked for by new mail (see bench/worker-process.ts).
+ */
+export interface Scheduling {
+  slice?: 'unbounded'
+  backlogPriority?: number
+}
+
+async function startWorkerProcess(
+  dataDir: string,
+  { slice, backlogPriority }: Scheduling,
+): Promise<WorkerProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/worker-process.ts'], {
     cwd: ROOT,
     env: {
@@ -140,6 +155,7 @@ async function startWorkerProcess(dataDir: string, slice?: 'unbounded'): Promise
       DATABASE_URL: '',
       MAILROOM_SECRET: '',
       ...(slice ? { BENCH_QUEUE_SLICE_MS: slice } : {}),
+      ...(backlogPriority === undefined ? {} : { BENCH_BACKLOG_PRIORITY: String(backlogPriority) }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

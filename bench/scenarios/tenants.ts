@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Bench, Figures, Scenario } from '../support.ts'
-import type { Tenant } from './installation.ts'
+import type { Scheduling, Tenant } from './installation.ts'
 import {
   audienceBatch,
   latencySummary,
@@ -23,9 +23,10 @@ const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 300)
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 20)
 
 /** Queue runs without slices (a run keeps its worker slot while its connection has mail due), then in slices. */
-const VARIANTS = [
-  { label: 'runs unbounded', slice: 'unbounded' as const },
-  { label: '1 s slices', slice: undefined },
+const VARIANTS: { label: string; scheduling: Scheduling }[] = [
+  { label: 'runs unbounded', scheduling: { slice: 'unbounded' } },
+  { label: '1 s slices, one priority', scheduling: { backlogPriority: 0 } },
+  { label: '1 s slices, backlogs behind', scheduling: {} },
 ]
 
 const met = (ok: boolean) => (ok ? 'met' : 'MISSED')
@@ -46,8 +47,8 @@ export const tenants: Scenario = {
       const one = await installation.addTenant('paced-one', 1, PACED_RATE)
       await installation.workers(1)
       const rows = [await transactionalAlone(watch, senders)]
-      for (const { label, slice } of VARIANTS) {
-        await installation.workers(1, slice)
+      for (const { label, scheduling } of VARIANTS) {
+        await installation.workers(1, scheduling)
         rows.push(...(await batchesBeside(watch, batchers, audiences, senders, label)))
         rows.push(await pacedNeighbours(watch, many, one, label))
       }

@@ -197,25 +197,17 @@ export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0
 }
 
 /**
- * graphile-worker's priority (lower first) of the run of a connection that used its whole slice
- * with mail still due: a connection with a backlog (a batch, a burst) waits behind every run
- * asked for by new mail, which is then sent in one short run, however many backlogs share the
- * slots. A run asked for by new mail, a retry or a pacing token keeps the default, 0.
+ * Asks for the connection's next run now, at `priority`, behind every run already waiting:
+ * graphile-worker starts jobs by priority (lower first; a run asked for by new mail, a retry or a
+ * pacing token has 0), then in the order of their `run_at`, and a run waiting since earlier
+ * (asked for while this one was under way) is moved to now rather than kept ahead of the others.
  */
-const BACKLOG_PRIORITY = 1
-
-/**
- * Asks for the connection's next run now, behind every run already waiting: graphile-worker
- * starts jobs by priority, then in the order of their `run_at`, and a run waiting since earlier
- * (asked for while this one was under way) is moved to now, among the backlogs, rather than
- * kept ahead of the others.
- */
-export async function requeueRunBehindOthers(db: Db, connectionId: number): Promise<void> {
+export async function requeueRunBehindOthers(db: Db, connectionId: number, priority: number): Promise<void> {
   const key = queueKey(connectionId)
   const payload: QueueRunPayload = { connectionId }
   await db`select graphile_worker.add_job(${QUEUE_TASK}::text, ${db.json({ ...payload })}::json,
     run_at => now(), queue_name => ${key}::text, job_key => ${key}::text, job_key_mode => 'replace',
-    priority => ${BACKLOG_PRIORITY}::int)`
+    priority => ${priority}::int)`
 }
 
 /**

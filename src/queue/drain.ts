@@ -24,6 +24,11 @@ export interface DrainOptions {
    * hold the slot all that time, and a few such connections every slot of the process.
    */
   sliceMs: number
+  /**
+   * The priority of the next run when the slice ended with mail still due: a connection with a
+   * backlog goes behind every run asked for by new mail (graphile-worker starts lower first).
+   */
+  backlogPriority: number
 }
 
 /**
@@ -115,7 +120,7 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   if (failed) throw failed.reason
   const delay = await nextRunDelay(context, connectionId, options.stopping.aborted ? 0 : blockedForMs)
   if (delay === 0 && slice.aborted && !options.stopping.aborted) {
-    await requeueRunBehindOthers(context.sql, connectionId)
+    await requeueRunBehindOthers(context.sql, connectionId, options.backlogPriority)
   } else if (delay !== undefined) {
     await scheduleQueueRun(context.sql, connectionId, delay)
   }

@@ -42,6 +42,8 @@ export interface WorkerOptions {
   concurrency: number
   /** How long a connection's queue run takes new messages before it hands its slot on (see drainQueue). */
   queueSliceMs: number
+  /** The priority of the next run of a connection that used its whole slice (see drainQueue). */
+  backlogPriority: number
   /**
    * Messages of one connection in flight at once: enough to keep its SMTP sessions busy while
    * other messages are being claimed and recorded (in rounds: see src/fast-path/rounds.ts).
@@ -78,9 +80,16 @@ export const QUEUE_LANES = 32
  */
 export const QUEUE_SLICE_MS = 1_000
 
+/**
+ * graphile-worker's priority (lower first) of the next run of a connection that used its whole
+ * slice with mail still due: behind every run asked for by new mail (priority 0).
+ */
+export const BACKLOG_PRIORITY = 1
+
 const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   concurrency: 8,
   queueSliceMs: QUEUE_SLICE_MS,
+  backlogPriority: BACKLOG_PRIORITY,
   lanes: QUEUE_LANES,
   pollIntervalMs: 1_000,
   probeIntervalMs: PROBE_INTERVAL_MS,
@@ -206,6 +215,7 @@ function mailTasks(
         policy: options.retry,
         stopping,
         sliceMs: options.queueSliceMs,
+        backlogPriority: options.backlogPriority,
       })
     },
     [PROBE_TASK]: async (payload) => {
