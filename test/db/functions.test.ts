@@ -55,10 +55,17 @@ describe('the database’s functions', () => {
       'mailroom_batch_end_event(integer,integer[],text[])',
       'mailroom_clock()',
       'mailroom_now()',
+      'mailroom_outbox_tags_added()',
+      'mailroom_outbox_tags_changed()',
+      'mailroom_outbox_tags_removed()',
+      'mailroom_recipient_addresses(text[],text[],text[])',
       'mailroom_send_attempts(integer,integer,jsonb,integer,integer,integer,text,double precision,double precision)',
       'mailroom_take_units(integer,integer,integer,integer,text,double precision,double precision,integer)',
       'trigger mailroom_announce_released_job_queue',
       'trigger mailroom_attachment_contents_end',
+      'trigger mailroom_outbox_tags_added',
+      'trigger mailroom_outbox_tags_changed',
+      'trigger mailroom_outbox_tags_removed',
     ])
     expect(await migrateDatabase(db.sql, db.url, log)).toEqual([])
     expect(await migrateDatabase(db.sql, db.url, log)).toEqual([])
