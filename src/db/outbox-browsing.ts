@@ -85,11 +85,13 @@ export function outboxPage(
     where.push(ranged ? madeBefore(db, accountId, page.before) : db`id < ${page.before}`)
   }
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
+  // The column, not the listing's created_at, which is its text to the second (api_timestamp).
+  const order = ranged ? db`outbox.created_at desc, outbox.id desc` : db`id desc`
   // Of the fields that may be long, a listing carries only the reply-to addresses (at most 10).
   return db<StoredRecord<ListedRecord>[]>`
     select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload, ${replyToShown(db, db`outbox`)}
     from ${taggedOutbox(db, accountId, filter.tags ?? [], ranged ? undefined : page.before)} where ${all}
-    order by ${ranged ? db`created_at desc, id desc` : db`id desc`} limit ${page.limit}`
+    order by ${order} limit ${page.limit}`
 }
 
 /**
