@@ -54,16 +54,15 @@ export function startTestWorker(
 export const TAKEN_FOR_DEAD_MS = DEAD_AFTER_MS + HEARTBEAT_MS
 
 /**
- * A worker in this process, restarted at once after a worker process was killed, as it runs
- * once that process is taken for dead: its clock (mailroom_now()) is TAKEN_FOR_DEAD_MS ahead,
- * so that its first sweep hands the killed process's work on, rather than the test waiting out
- * the silence. Stopping it closes its services too.
+ * A worker in this process whose clock (mailroom_now()) runs `aheadMs` ahead: started now, it
+ * sees what a worker started at once would see that much later. Stopping it closes its services.
  */
-export async function startWorkerOnceDead(
+export async function startWorkerAhead(
   databaseUrl: string,
+  aheadMs: number,
   options: Partial<WorkerOptions> = {},
 ): Promise<RunningWorker> {
-  const services = await openTestServices(databaseUrl, { clockOffsetMs: TAKEN_FOR_DEAD_MS })
+  const services = await openTestServices(databaseUrl, { clockOffsetMs: aheadMs })
   const worker = await startWorker(services, options).catch(async (error) => {
     await services.close()
     throw error
@@ -84,6 +83,18 @@ export function urlOnceDead(databaseUrl: string): string {
   const url = new URL(databaseUrl)
   url.searchParams.set('mailroom.clock_offset_ms', String(TAKEN_FOR_DEAD_MS))
   return url.toString()
+}
+
+/**
+ * A worker in this process, restarted at once after a worker process was killed, as it runs
+ * once that process is taken for dead, so that its first sweep hands the killed process's work
+ * on rather than the test waiting out the silence.
+ */
+export function startWorkerOnceDead(
+  databaseUrl: string,
+  options: Partial<WorkerOptions> = {},
+): Promise<RunningWorker> {
+  return startWorkerAhead(databaseUrl, TAKEN_FOR_DEAD_MS, options)
 }
 
 let subjectSeq = 0
