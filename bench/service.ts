@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url'
 import { freePort } from '../src/net/free-port.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** How long the service may take to answer /health: its migrations run first. */
+const START_TIMEOUT_MS = 30 * 60_000
 
 export interface ServiceOptions {
   /** The arguments after `start`, e.g. `--no-worker` for the API alone. */
@@ -66,14 +68,16 @@ export async function startService(dataDir: string, logFile: string, options: Se
     }),
   )
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
+  // A new migration on a filled database (an index over 10 million records) takes minutes.
+  const deadline = performance.now() + START_TIMEOUT_MS
+  for (;;) {
     if (child.exitCode !== null) throw new Error('the service exited before it answered /health')
     const up = await fetch(`${url}/health`).then(
       (r) => r.ok,
       () => false,
     )
     if (up) break
-    if (i > 1200) throw new Error('the service did not start')
+    if (performance.now() > deadline) throw new Error('the service did not start')
     await sleep(100)
   }
   return {
