@@ -22,6 +22,12 @@ const POOL_SIZE = 32
 export interface ServiceOptions {
   /** Moves the service's clock, mailroom_now() and `Services.clock` alike; tests only (see connect). */
   clockOffsetMs?: number
+  /**
+   * How long the SMTP sessions wait on a silent server before giving up, instead of 30 s; tests
+   * only, so that a server answering later than that is waited out in less. It must stay above
+   * the config's smtpIdleMs, or an idle session would be ended without QUIT.
+   */
+  smtpSocketTimeoutMs?: number
 }
 
 /**
@@ -77,6 +83,7 @@ export async function openServices(
     allowPrivateHosts: config.allowPrivateSmtpHosts,
     ehloName: config.ehloName,
     idleMs: config.smtpIdleMs,
+    socketTimeoutMs: options.smtpSocketTimeoutMs,
   })
   return {
     config: { ...config, dataDir },

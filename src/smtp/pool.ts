@@ -42,6 +42,8 @@ export interface SmtpSettings {
   ehloName: string
   /** How long a session may sit idle before it is ended with QUIT (MAILROOM_SMTP_IDLE_MS). */
   idleMs: number
+  /** How long a silent socket is waited for, when not the default (tests only, see ServiceOptions). */
+  socketTimeoutMs?: number
 }
 
 interface Entry {
@@ -96,6 +98,7 @@ export class TransportPool {
         pool: true,
         name: this.settings.ehloName,
         idleMs: this.settings.idleMs,
+        socketTimeoutMs: this.settings.socketTimeoutMs,
       }),
     )
   }

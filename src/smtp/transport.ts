@@ -44,6 +44,8 @@ export interface SessionOptions {
 export interface PoolSessionOptions extends SessionOptions {
   pool: true
   idleMs: number
+  /** How long a silent socket is waited for, if not TIMEOUTS' (tests only, see ServiceOptions). */
+  socketTimeoutMs?: number
 }
 
 /**
@@ -89,7 +91,9 @@ export function smtpTransportOptions(
     ...(opts.name ? { name: opts.name } : {}),
     logger: false,
   }
-  return 'pool' in opts ? { ...base, pool: true, ...POOL, idleTimeout: opts.idleMs } : base
+  if (!('pool' in opts)) return base
+  const socket = opts.socketTimeoutMs === undefined ? {} : { socketTimeout: opts.socketTimeoutMs }
+  return { ...base, ...socket, pool: true, ...POOL, idleTimeout: opts.idleMs }
 }
 
 /**
