@@ -24,6 +24,12 @@ import { type Sender, startSender } from '../support/sending.ts'
 // A database of its own for each test: the sweep must find only that test's stranded mail.
 const app = useTestApp({}, { each: true })
 
+const workersAhead: RunningWorker[] = []
+// Stopped before the test's app closes (after hooks run last registered first).
+afterEach(async () => {
+  await Promise.all(workersAhead.splice(0).map((w) => w.stop()))
+})
+
 /**
  * A worker whose clock runs a heartbeat ahead: due mail with no run coming already looks
  * stranded to the sweep it runs as it starts, rather than to one a heartbeat later.
@@ -33,11 +39,6 @@ async function workerAHeartbeatLater(): Promise<void> {
     await startWorkerAhead(app.db.url, HEARTBEAT_MS, { retry: TEST_RETRY, pollIntervalMs: 100 }),
   )
 }
-const workersAhead: RunningWorker[] = []
-// Stopped before the test's app closes (after hooks run last registered first).
-afterEach(async () => {
-  await Promise.all(workersAhead.splice(0).map((w) => w.stop()))
-})
 
 /** Makes the connection's queue-run job one graphile-worker has failed permanently. */
 async function killQueueRun(s: Sender): Promise<void> {
@@ -91,8 +92,8 @@ describe('a queue run that failed (the database went away, say)', () => {
     await app.services.sql`
       update graphile_worker._private_jobs set run_at = now() + interval '10 minutes'
       where key = ${`queue:${s.connectionId}`}`
-    // Its first sweep finds the mail waiting a heartbeat; a heartbeat on, a second has looked
-    // too, and a run either asked for would have sent it.
+    // Its first sweep, as it starts, sees the mail waiting a heartbeat; a heartbeat on, a second
+    // sweep has looked too, and a run asked for by either would have sent the mail by then.
     await workerAHeartbeatLater()
     await sleep(HEARTBEAT_MS + 1_000)
     expect(await outboxRecord(app, s.accountId, id)).toMatchObject({ status: 'queued', attempts: 0 })
