@@ -88,10 +88,25 @@ export function outboxPage(
   // The column, not the listing's created_at, which is its text to the second (api_timestamp).
   const order = ranged ? db`outbox.created_at desc, outbox.id desc` : db`id desc`
   // Of the fields that may be long, a listing carries only the reply-to addresses (at most 10).
-  return db<StoredRecord<ListedRecord>[]>`
+  const read = (tx: Db) => tx<StoredRecord<ListedRecord>[]>`
     select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload, ${replyToShown(db, db`outbox`)}
     from ${taggedOutbox(db, accountId, filter.tags ?? [], ranged ? undefined : page.before)} where ${all}
     order by ${order} limit ${page.limit}`
+  return filter.recipient ? plannedForItsValues(db, read) : read(db)
+}
+
+/**
+ * `read` planned for its values at every run. A prepared statement's generic plan (from its sixth
+ * run) cannot see the address searched: it takes it for a common one and walks the account's
+ * records newest first, testing each (a tenth of a second for a tenant of 200,000 records, and
+ * growing with it), where a plan for the address reads the recipient index.
+ */
+function plannedForItsValues<T>(db: Db, read: (tx: Db) => Promise<T>): Promise<T> {
+  const run = async (tx: Db) => {
+    await tx`set local plan_cache_mode = force_custom_plan`
+    return read(tx)
+  }
+  return ('savepoint' in db ? db.savepoint(run) : db.begin(run)) as Promise<T>
 }
 
 /**
