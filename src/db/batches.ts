@@ -302,6 +302,7 @@ export async function moveBatchRecipients(
 /**
  * What the records of the batch `batchId` (an SQL expression) say of it, as a subquery: its sent,
  * failed and canceled counts, whether a worker has taken any of its messages, and their last change.
+ * Every column it reads is in the index outbox_batch_progress, which answers it alone.
  */
 function batchProgress(db: Db, batchId: Fragment): Fragment {
   return db`
