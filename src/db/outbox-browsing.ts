@@ -87,12 +87,26 @@ export function outboxPage(
   const all = where.reduce((sum, part) => db`${sum} and ${part}`)
   // The column, not the listing's created_at, which is its text to the second (api_timestamp).
   const order = ranged ? db`outbox.created_at desc, outbox.id desc` : db`id desc`
+  const tagged = Boolean(filter.tags?.length)
   // Of the fields that may be long, a listing carries only the reply-to addresses (at most 10).
   const read = (tx: Db) => tx<StoredRecord<ListedRecord>[]>`
     select ${OUTBOX_COLUMNS(db)}, ${CONTENT_SUBJECT(db)}, payload, ${replyToShown(db, db`outbox`)}
-    from ${taggedOutbox(db, accountId, filter.tags ?? [], ranged ? undefined : page.before)} where ${all}
+    from ${taggedOutbox(db, accountId, filter.tags ?? [], ranged ? undefined : page.before)}
+    where ${ranged || tagged ? all : pageIds(db, all, page.limit)}
     order by ${order} limit ${page.limit}`
   return filter.recipient ? plannedForItsValues(db, read) : read(db)
+}
+
+/**
+ * The page's records by id, its ids found first among those matching `all`, newest first. Asked
+ * for ids alone, PostgreSQL reads them from the account's index on (account_id, id) (or its
+ * status, connection or batch index) without the table. Asked for whole records, it may walk the
+ * whole outbox's primary key backwards instead, reckoning a big tenant's records spread evenly
+ * through it: when the newest records are all other tenants', that read thousands of them (a
+ * tenant of 1.1 million records among 10 million: 312 ms against 0.4 ms).
+ */
+function pageIds(db: Db, all: Fragment, limit: number): Fragment {
+  return db`id = any(array(select id from outbox where ${all} order by id desc limit ${limit}))`
 }
 
 /**
