@@ -1,6 +1,6 @@
 import { memberLinkSigning, type UnsubscribeLinks } from '../audiences/unsubscribe.ts'
 import { lockExpandingBatch, moveBatchRecipients, recordBatchEnds } from '../db/batches.ts'
-import { type ExpansionPayload, scheduleExpansion } from '../db/jobs.ts'
+import { BULK_PRIORITY, type ExpansionPayload, scheduleExpansion } from '../db/jobs.ts'
 import type { Sql } from '../db/sql.ts'
 
 /** How the expansion is paced: records moved per transaction, and how far ahead of delivery. */
@@ -12,6 +12,11 @@ export interface ExpansionPolicy {
   /** The wait before looking again while the queue is full enough, and its longest (while it does not drain). */
   recheckMs: number
   maxRecheckMs: number
+  /**
+   * The priority of the queue run the moved recipients ask for: a batch is bulk mail from its
+   * first recipient, and its runs wait behind every run asked for by transactional mail.
+   */
+  queuePriority: number
 }
 
 export const DEFAULT_EXPANSION: ExpansionPolicy = {
@@ -19,6 +24,7 @@ export const DEFAULT_EXPANSION: ExpansionPolicy = {
   ahead: 5_000,
   recheckMs: 250,
   maxRecheckMs: 30_000,
+  queuePriority: BULK_PRIORITY,
 }
 
 /**
@@ -56,7 +62,7 @@ export async function expandBatch(
           batch.connectionId === null ? policy.chunk : Math.min(policy.chunk, policy.ahead - batch.queued)
         const signing =
           batch.unsubscribeAudienceId === null ? null : memberLinkSigning(links, batch.unsubscribeAudienceId)
-        const left = await moveBatchRecipients(tx, batch, signing, room)
+        const left = await moveBatchRecipients(tx, batch, signing, room, policy.queuePriority)
         if (!left && batch.connectionId === null) await recordBatchEnds(tx, [batch.id])
         return left ? 'moved' : 'done'
       },

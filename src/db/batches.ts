@@ -248,13 +248,15 @@ export interface ExpandingBatch {
  * signed with `links` (in the payload as `unsubscribe_url`, reserved: it wins over a payload's
  * own), under a new Message-ID in the sender's domain, as newMessageId makes them. Queued, with a
  * run of the connection's queue asked for; or, when the connection was deleted, failed as the
- * mail queued on it was, with their email.failed events. Returns whether any are left.
+ * mail queued on it was, with their email.failed events. The queue's run is asked for at
+ * `runPriority`. Returns whether any are left.
  */
 export async function moveBatchRecipients(
   tx: Db,
   batch: ExpandingBatch,
   links: MemberLinkSigning | null,
   limit: number,
+  runPriority: number,
 ): Promise<boolean> {
   const domain = batch.from.slice(batch.from.lastIndexOf('@') + 1)
   const gone = batch.connectionId === null
@@ -262,7 +264,10 @@ export async function moveBatchRecipients(
   const [runs, requested] =
     batch.connectionId === null
       ? [recordedEvents(tx, emailEvents(tx, tx`record`)), eventsRecorded(tx)]
-      : [tx`run as (${queueRunRequest(tx, batch.connectionId)})`, tx`(select count(*) from run)`]
+      : [
+          tx`run as (${queueRunRequest(tx, batch.connectionId, 0, runPriority)})`,
+          tx`(select count(*) from run)`,
+        ]
   const link = links ? memberLink(tx, links, tx`taken.member_id`) : tx`null::text`
   const [row] = await tx<{ left: boolean }[]>`
     with block as (

@@ -76,21 +76,30 @@ function willRun(db: Db): Fragment {
  * (graphile-worker resets its attempts). A fragment, so that it can ride in the statement that
  * queues the mail: both are committed together, in one round trip.
  */
-export function queueRunRequest(db: Db, connectionId: number, delayMs = 0): Fragment {
+export function queueRunRequest(db: Db, connectionId: number, delayMs = 0, priority = 0): Fragment {
   const payload: QueueRunPayload = { connectionId }
   return keyedRunRequest(
     db,
     QUEUE_TASK,
     db`select ${queueKey(connectionId)}::text as key, ${db.json({ ...payload })}::json as payload`,
     delayMs,
+    priority,
   )
 }
+
+/**
+ * graphile-worker's priority (lower first) of a queue run asked for by bulk mail: a connection
+ * that used its whole slice with mail still due, or a batch's recipients moved into the queue.
+ * Such a run waits behind every run asked for by new transactional mail (priority 0), which so
+ * takes the next slot that frees, however many backlogs share the slots.
+ */
+export const BULK_PRIORITY = 1
 
 /**
  * Asks for runs of `task` after `delayMs`, one per row of `runs` (a query yielding `key` and
  * `payload`), each keyed and in a named queue of its own (see queueRunRequest).
  */
-function keyedRunRequest(db: Db, task: string, runs: Fragment, delayMs: number): Fragment {
+function keyedRunRequest(db: Db, task: string, runs: Fragment, delayMs: number, priority = 0): Fragment {
   const delay = Math.max(0, Math.ceil(delayMs))
   const waiting = db`select 1 from graphile_worker.jobs j
     where j.key = r.key and j.locked_at is null and j.attempts < j.max_attempts`
@@ -109,7 +118,7 @@ function keyedRunRequest(db: Db, task: string, runs: Fragment, delayMs: number):
       : [db`now()`, db`'replace'`]
   return db`
     select graphile_worker.add_job(${task}::text, r.payload, run_at => ${runAt}, queue_name => r.key,
-      job_key => r.key, job_key_mode => ${mode})
+      job_key => r.key, job_key_mode => ${mode}, priority => ${priority}::int)
     from (${runs}) r
     where not exists (${waiting} and j.run_at <= ${runAt})`
 }

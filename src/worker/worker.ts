@@ -5,6 +5,7 @@ import { DEFAULT_EXPANSION, type ExpansionPolicy, expandBatch } from '../batches
 import { readMailbox } from '../bounces/mailbox-reading.ts'
 import { PROBE_INTERVAL_MS, probeConnection } from '../connections/health.ts'
 import {
+  BULK_PRIORITY,
   EXPAND_TASK,
   type ExpansionPayload,
   MAILBOX_TASK,
@@ -80,16 +81,10 @@ export const QUEUE_LANES = 32
  */
 export const QUEUE_SLICE_MS = 1_000
 
-/**
- * graphile-worker's priority (lower first) of the next run of a connection that used its whole
- * slice with mail still due: behind every run asked for by new mail (priority 0).
- */
-export const BACKLOG_PRIORITY = 1
-
 const DEFAULT_OPTIONS: Omit<WorkerOptions, 'retry'> = {
   concurrency: 8,
   queueSliceMs: QUEUE_SLICE_MS,
-  backlogPriority: BACKLOG_PRIORITY,
+  backlogPriority: BULK_PRIORITY,
   lanes: QUEUE_LANES,
   pollIntervalMs: 1_000,
   probeIntervalMs: PROBE_INTERVAL_MS,

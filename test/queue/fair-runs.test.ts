@@ -2,10 +2,12 @@
  * A connection's queue run hands its worker slot on once its slice is over, and its next run
  * waits behind the runs already asked for: with more connections holding mail than the worker has
  * slots, mail queued on another connection is sent before the busy ones have sent theirs, and a
- * run asked for by new mail goes before every run of a connection that used its whole slice.
+ * run asked for by new mail goes before every run of a connection that used its whole slice, and
+ * before a batch's.
  */
 import { describe, expect, it } from 'vitest'
 import { seedAccount, useTestApp } from '../support/app.ts'
+import { addresses, createdBatch } from '../support/batches.ts'
 import { email, enqueued, waitFor } from '../support/queue.ts'
 import { type Sender, senderAddress, startSender } from '../support/sending.ts'
 
@@ -111,6 +113,28 @@ describe('queue runs share the worker slots', () => {
     expect(arrived.slice(0, 3).sort()).toEqual(['a 0', 'b 0', 'c 0'])
     expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('b 1'))
     expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('c 1'))
+  })
+
+  it('a batch’s run waits behind a run asked for by new mail after it', { timeout: 60_000 }, async () => {
+    // Every message takes half a second at the sink, so that 'late' is queued while 'slow' is sent.
+    const slow = await startSender(app, 'slow', { plan: 'pro', behaviour: { dataDelayMs: 500 } })
+    const batcher = await neighbour(slow, 'batcher')
+    const other = await neighbour(slow, 'other')
+    const template = { subject: 'Batch {{first_name}}', text_body: 'Hi' }
+    // The expansion's job first, then 'slow''s run: the expansion asks for the batch's run before
+    // 'slow' is sent, and 'late' is queued after that.
+    await createdBatch(app, batcher.key, { template, recipients: addresses('member', 3) })
+    await enqueued(app, slow.key, email({ subject: 'slow' }))
+    await app.worker({ concurrency: 1 })
+    await waitFor('slow to be sending', () => (slow.sink.receiving > 0 ? true : undefined))
+    await enqueued(app, other.key, email({ subject: 'late' }))
+    await waitFor(
+      'every message at the sink',
+      () => (slow.sink.messages.length === 5 ? true : undefined),
+      30_000,
+    )
+    const arrived = subjects(slow)
+    expect(arrived.slice(0, 2)).toEqual(['slow', 'late'])
   })
 
   it('a paced connection waiting for its next token hands its slot on meanwhile', {
