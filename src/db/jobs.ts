@@ -200,9 +200,14 @@ export function dueInMs(measured: number | null): number | null {
   return measured === null ? null : Math.max(0, measured)
 }
 
-/** Asks for a run of the connection's queue after `delayMs` (see queueRunRequest). */
-export async function scheduleQueueRun(db: Db, connectionId: number, delayMs = 0): Promise<void> {
-  await db`${queueRunRequest(db, connectionId, delayMs)}`
+/** Asks for a run of the connection's queue after `delayMs`, at `priority` (see queueRunRequest). */
+export async function scheduleQueueRun(
+  db: Db,
+  connectionId: number,
+  delayMs = 0,
+  priority = 0,
+): Promise<void> {
+  await db`${queueRunRequest(db, connectionId, delayMs, priority)}`
 }
 
 /**

@@ -25,8 +25,9 @@ export interface DrainOptions {
    */
   sliceMs: number
   /**
-   * The priority of the next run when the slice ended with mail still due: a connection with a
-   * backlog goes behind every run asked for by new mail (graphile-worker starts lower first).
+   * The priority of the next run when the slice ended, or a limit held the connection back, with
+   * mail still due: a connection with a backlog goes behind every run asked for by new mail
+   * (graphile-worker starts lower first).
    */
   backlogPriority: number
 }
@@ -118,11 +119,29 @@ export async function drainQueue(context: SendContext, connectionId: number, opt
   const lanes = await Promise.allSettled(Array.from({ length: options.lanes }, haltOnFailure))
   const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected')
   if (failed) throw failed.reason
-  const delay = await nextRunDelay(context, connectionId, options.stopping.aborted ? 0 : blockedForMs)
-  if (delay === 0 && slice.aborted && !options.stopping.aborted) {
+  await askForNextRun(context, connectionId, options, { sliceOver: slice.aborted, blockedForMs })
+}
+
+/**
+ * Asks for the connection's next run once this one ended: behind every run waiting, at the
+ * backlogs' priority, when its slice ended with mail due; at that priority too when a limit held
+ * it back with mail waiting (a pacing token, the quota's window), or paced connections taking
+ * turns at the ordinary priority would keep the batches behind them waiting for ever; at the
+ * ordinary priority when its next mail falls due later (a retry, a scheduled email).
+ */
+async function askForNextRun(
+  context: SendContext,
+  connectionId: number,
+  options: DrainOptions,
+  ended: { sliceOver: boolean; blockedForMs: number },
+): Promise<void> {
+  const stopping = options.stopping.aborted
+  const delay = await nextRunDelay(context, connectionId, stopping ? 0 : ended.blockedForMs)
+  if (delay === 0 && ended.sliceOver && !stopping) {
     await requeueRunBehindOthers(context.sql, connectionId, options.backlogPriority)
   } else if (delay !== undefined) {
-    await scheduleQueueRun(context.sql, connectionId, delay)
+    const priority = ended.blockedForMs > 0 ? options.backlogPriority : 0
+    await scheduleQueueRun(context.sql, connectionId, delay, priority)
   }
 }
 

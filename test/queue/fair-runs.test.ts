@@ -137,6 +137,23 @@ describe('queue runs share the worker slots', () => {
     expect(arrived.slice(0, 2)).toEqual(['slow', 'late'])
   })
 
+  it('a paced connection with mail waiting for its next token asks for its next run as a backlog', {
+    timeout: 60_000,
+  }, async () => {
+    // Sixty a minute: a burst of ten, then one a second; the rest waits for tokens.
+    const paced = await startSender(app, 'paced', { plan: 'pro', rate: 60 })
+    for (let i = 0; i < 14; i++) await enqueued(app, paced.key, email({ subject: `paced ${i}` }))
+    await app.worker({ concurrency: 1, queueSliceMs: 60_000 })
+    const waitingRun = async () => {
+      const [job] = await app.services.sql<{ priority: number }[]>`
+        select priority from graphile_worker.jobs
+        where key = ${`queue:${paced.connectionId}`} and locked_at is null and run_at > now()`
+      return job
+    }
+    const job = await waitFor('the run waiting for a token', waitingRun, 20_000)
+    expect(job.priority).toBe(1)
+  })
+
   it('a paced connection waiting for its next token hands its slot on meanwhile', {
     timeout: 60_000,
   }, async () => {
