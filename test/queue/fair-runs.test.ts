@@ -25,6 +25,10 @@ function neighbour(s: Sender, label: string) {
 
 const subjects = (s: Sender) => s.sink.messages.map((m) => m.headers.get('subject'))
 
+/** Waits until `s`'s sink holds `count` messages, every one the test sent. */
+const allArrived = (s: Sender, count: number) =>
+  waitFor('every message at the sink', () => (s.sink.messages.length === count ? true : undefined), 30_000)
+
 describe('queue runs share the worker slots', () => {
   it('mail queued on another connection goes out before busy connections have sent all of theirs', {
     timeout: 60_000,
@@ -41,11 +45,7 @@ describe('queue runs share the worker slots', () => {
     await enqueued(app, other.key, email({ subject: 'late' }))
     // One slot for three connections; a slice of no time: each run hands on after its first round.
     await app.worker({ concurrency: 1, lanes: 2, queueSliceMs: 0 })
-    await waitFor(
-      'every message at the sink',
-      () => (busy.sink.messages.length === 2 * BUSY_MESSAGES + 1 ? true : undefined),
-      30_000,
-    )
+    await allArrived(busy, 2 * BUSY_MESSAGES + 1)
     const arrived = subjects(busy)
     const lateAt = arrived.indexOf('late')
     expect(lateAt).toBeGreaterThanOrEqual(0)
@@ -71,11 +71,7 @@ describe('queue runs share the worker slots', () => {
     await enqueued(app, busy.key, email({ subject: 'busy 1' }))
     await enqueued(app, busy.key, email({ subject: 'busy 2' }))
     await enqueued(app, other.key, email({ subject: 'late' }))
-    await waitFor(
-      'every message at the sink',
-      () => (busy.sink.messages.length === 4 ? true : undefined),
-      30_000,
-    )
+    await allArrived(busy, 4)
     expect(subjects(busy)).toEqual(['busy 0', 'late', 'busy 1', 'busy 2'])
   })
 
@@ -104,11 +100,7 @@ describe('queue runs share the worker slots', () => {
       a.sink.messages.length >= 3 ? true : undefined,
     )
     await enqueued(app, other.key, email({ subject: 'late' }))
-    await waitFor(
-      'every message at the sink',
-      () => (a.sink.messages.length === 10 ? true : undefined),
-      30_000,
-    )
+    await allArrived(a, 10)
     const arrived = subjects(a)
     expect(arrived.slice(0, 3).sort()).toEqual(['a 0', 'b 0', 'c 0'])
     expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('b 1'))
@@ -128,11 +120,7 @@ describe('queue runs share the worker slots', () => {
     await app.worker({ concurrency: 1 })
     await waitFor('slow to be sending', () => (slow.sink.receiving > 0 ? true : undefined))
     await enqueued(app, other.key, email({ subject: 'late' }))
-    await waitFor(
-      'every message at the sink',
-      () => (slow.sink.messages.length === 5 ? true : undefined),
-      30_000,
-    )
+    await allArrived(slow, 5)
     const arrived = subjects(slow)
     expect(arrived.slice(0, 2)).toEqual(['slow', 'late'])
   })
@@ -164,11 +152,7 @@ describe('queue runs share the worker slots', () => {
     await enqueued(app, other.key, email({ subject: 'late' }))
     // One slot, and a slice long enough that only the waits can hand it on.
     await app.worker({ concurrency: 1, queueSliceMs: 60_000 })
-    await waitFor(
-      'every message at the sink',
-      () => (paced.sink.messages.length === 15 ? true : undefined),
-      30_000,
-    )
+    await allArrived(paced, 15)
     const arrived = subjects(paced)
     expect(arrived.indexOf('late')).toBeLessThan(arrived.indexOf('paced 13'))
   })
