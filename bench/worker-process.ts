@@ -3,11 +3,9 @@
  * MAILROOM_DATA_DIR names, with the queue run's slice BENCH_QUEUE_SLICE_MS (the service's own by
  * default; `unbounded`: a run keeps its slot while its connection has mail due, to compare
  * with), and the priority of a backlog's run and of a batch's BENCH_BACKLOG_PRIORITY (the
- * service's own by default; 0: the same as a run asked for by new mail). Says `ready` on stdout once it runs; drains and
- * exits on SIGTERM.
+ * service's own by default; 0: the same as a run asked for by new mail). Says `ready` on stdout
+ * once it runs; drains and exits on SIGTERM.
  */
-
-import { DEFAULT_EXPANSION } from '../src/batches/expansion.ts'
 import { loadConfig } from '../src/config.ts'
 import { BULK_PRIORITY } from '../src/db/jobs.ts'
 import { createLogger } from '../src/log.ts'
@@ -22,9 +20,7 @@ const queueSliceMs = sliceSetting === 'unbounded' ? UNBOUNDED_MS : Number(sliceS
 const backlogPriority = Number(process.env.BENCH_BACKLOG_PRIORITY ?? BULK_PRIORITY)
 const stop = new Promise((resolve) => process.once('SIGTERM', resolve))
 const services = await openServices(loadConfig(), createLogger('warn'))
-// The batches' own runs as the backlogs'.
-const expansion = { ...DEFAULT_EXPANSION, queuePriority: backlogPriority }
-const worker = await startWorker(services, { queueSliceMs, backlogPriority, expansion })
+const worker = await startWorker(services, { queueSliceMs, backlogPriority })
 process.stdout.write('ready\n')
 await stop
 await worker.stop()

@@ -12,11 +12,6 @@ export interface ExpansionPolicy {
   /** The wait before looking again while the queue is full enough, and its longest (while it does not drain). */
   recheckMs: number
   maxRecheckMs: number
-  /**
-   * The priority of the queue run the moved recipients ask for: a batch is bulk mail from its
-   * first recipient, and its runs wait behind every run asked for by transactional mail.
-   */
-  queuePriority: number
 }
 
 export const DEFAULT_EXPANSION: ExpansionPolicy = {
@@ -24,7 +19,6 @@ export const DEFAULT_EXPANSION: ExpansionPolicy = {
   ahead: 5_000,
   recheckMs: 250,
   maxRecheckMs: 30_000,
-  queuePriority: BULK_PRIORITY,
 }
 
 /**
@@ -36,12 +30,15 @@ export const DEFAULT_EXPANSION: ExpansionPolicy = {
  * (`links`: the service's secret and public URL). Once the connection is deleted, every
  * recipient left goes in as failed, chunk after chunk, and the batch's end is recorded after the
  * last. A crash between chunks loses nothing: the job runs again and carries on from the store.
- * A scheduled batch moves nothing before its time.
+ * A scheduled batch moves nothing before its time. The queue's runs are asked for at
+ * `runPriority`: a batch is bulk mail from its first recipient, and its runs wait behind every
+ * run asked for by transactional mail.
  */
 export async function expandBatch(
   { sql, links }: { sql: Sql; links: UnsubscribeLinks },
   run: ExpansionPayload,
   policy: ExpansionPolicy = DEFAULT_EXPANSION,
+  runPriority = BULK_PRIORITY,
 ): Promise<void> {
   let queuedAtStart: number | undefined
   for (;;) {
@@ -62,7 +59,7 @@ export async function expandBatch(
           batch.connectionId === null ? policy.chunk : Math.min(policy.chunk, policy.ahead - batch.queued)
         const signing =
           batch.unsubscribeAudienceId === null ? null : memberLinkSigning(links, batch.unsubscribeAudienceId)
-        const left = await moveBatchRecipients(tx, batch, signing, room, policy.queuePriority)
+        const left = await moveBatchRecipients(tx, batch, signing, room, runPriority)
         if (!left && batch.connectionId === null) await recordBatchEnds(tx, [batch.id])
         return left ? 'moved' : 'done'
       },

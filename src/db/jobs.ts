@@ -89,7 +89,8 @@ export function queueRunRequest(db: Db, connectionId: number, delayMs = 0, prior
 
 /**
  * graphile-worker's priority (lower first) of a queue run asked for by bulk mail: a connection
- * that used its whole slice with mail still due, or a batch's recipients moved into the queue.
+ * whose run ended with mail still due (its slice over, or a limit holding it back), or a batch's
+ * recipients moved into the queue.
  * Such a run waits behind every run asked for by new transactional mail (priority 0), which so
  * takes the next slot that frees, however many backlogs share the slots.
  */
@@ -213,7 +214,7 @@ export async function scheduleQueueRun(
 /**
  * Asks for the connection's next run now, at `priority`, behind every run already waiting:
  * graphile-worker starts jobs by priority (lower first; a run asked for by new mail, a retry or a
- * pacing token has 0), then in the order of their `run_at`, and a run waiting since earlier
+ * scheduled email has 0), then in the order of their `run_at`, and a run waiting since earlier
  * (asked for while this one was under way) is moved to now rather than kept ahead of the others.
  */
 export async function requeueRunBehindOthers(db: Db, connectionId: number, priority: number): Promise<void> {

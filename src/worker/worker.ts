@@ -43,7 +43,10 @@ export interface WorkerOptions {
   concurrency: number
   /** How long a connection's queue run takes new messages before it hands its slot on (see drainQueue). */
   queueSliceMs: number
-  /** The priority of the next run of a connection that used its whole slice (see drainQueue). */
+  /**
+   * The priority of bulk mail's queue runs: a batch's, and a connection's whose run ended with
+   * mail still due (see drainQueue and expandBatch).
+   */
   backlogPriority: number
   /**
    * Messages of one connection in flight at once: enough to keep its SMTP sessions busy while
@@ -224,7 +227,12 @@ function mailTasks(
     },
     [EXPAND_TASK]: async (payload) => {
       const links = { secret: services.secret, publicUrl: services.config.publicUrl }
-      await expandBatch({ sql, links }, payload as ExpansionPayload, options.expansion)
+      await expandBatch(
+        { sql, links },
+        payload as ExpansionPayload,
+        options.expansion,
+        options.backlogPriority,
+      )
     },
     [PURGE_TASK]: async () => {
       const purged = await purgeExpired(sql)

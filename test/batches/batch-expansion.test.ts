@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { batchFailures } from '../../src/batches/batches.ts'
-import { DEFAULT_EXPANSION, type ExpansionPolicy } from '../../src/batches/expansion.ts'
+import type { ExpansionPolicy } from '../../src/batches/expansion.ts'
 import { deleteConnection, pauseConnection } from '../../src/connections/connections.ts'
 import { queuedOnConnection } from '../../src/db/queue.ts'
 import { purgeExpired } from '../../src/sending/retention.ts'
@@ -35,13 +35,7 @@ const startReceiver = useWebhookReceivers()
 afterEach(() => app.stopWorkers())
 
 /** A few recipients at a time, so that a small batch is expanded in many steps. */
-const SMALL_STEPS: ExpansionPolicy = {
-  ...DEFAULT_EXPANSION,
-  chunk: 3,
-  ahead: 4,
-  recheckMs: 20,
-  maxRecheckMs: 100,
-}
+const SMALL_STEPS: ExpansionPolicy = { chunk: 3, ahead: 4, recheckMs: 20, maxRecheckMs: 100 }
 
 const template = { subject: 'Hello {{first_name}}', text_body: 'Hi {{first_name}}' }
 
@@ -205,9 +199,7 @@ describe('while it is expanded', () => {
     const TOTAL = 30 * CHUNK
     const s = await startSender(app, 'whole-chunks', { plan: 'pro' })
     const id = await createdBatch(app, s.key, { template, recipients: addresses('chunk', TOTAL) })
-    await app.worker({
-      expansion: { ...DEFAULT_EXPANSION, chunk: CHUNK, ahead: 2 * CHUNK, recheckMs: 20, maxRecheckMs: 100 },
-    })
+    await app.worker({ expansion: { chunk: CHUNK, ahead: 2 * CHUNK, recheckMs: 20, maxRecheckMs: 100 } })
     expect(await waitForBatchEnd(app, s.key, id, 30_000)).toMatchObject({
       status: 'completed',
       sent_count: TOTAL,

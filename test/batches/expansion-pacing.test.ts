@@ -6,13 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_EXPANSION, type ExpansionPolicy, nextLookMs } from '../../src/batches/expansion.ts'
 
-const policy: ExpansionPolicy = {
-  ...DEFAULT_EXPANSION,
-  chunk: 1_000,
-  ahead: 5_000,
-  recheckMs: 250,
-  maxRecheckMs: 30_000,
-}
+const policy: ExpansionPolicy = { chunk: 1_000, ahead: 5_000, recheckMs: 250, maxRecheckMs: 30_000 }
 
 describe('nextLookMs', () => {
   it('looks again after recheckMs the first time the queue is full', () => {
